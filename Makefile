@@ -1,0 +1,49 @@
+# Dying memory cgroups on Linux 6.12: the patch series, its kselftests and
+# the QEMU harness that proves them.  `make help` lists the targets.
+
+KERNEL ?= patched
+TESTS  ?=
+BUILD  ?= $(CURDIR)/build
+export BUILD TESTS
+
+RUN := qemu-run
+
+.DEFAULT_GOAL := help
+.PHONY: help deps kernels kernel guest kselftest test check clean distclean shell
+
+help: ## list the targets
+	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
+	@echo
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk -F':.*## ' '{ printf "  %-12s %s\n", $$1, $$2 }'
+
+deps: ## install the Debian packages everything needs (or say which)
+	@$(RUN)/deps.sh all
+
+kernels: deps ## build the original and patched kernels
+	@$(RUN)/kernel.sh original
+	@$(RUN)/kernel.sh patched
+
+kernel: deps ## build one kernel: KERNEL=original|patched|debug
+	@$(RUN)/kernel.sh $(KERNEL)
+
+guest: deps ## build the guest initramfs and the static cgroup kselftests
+	@$(RUN)/guest.sh
+
+kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the matrix
+	@$(RUN)/kselftest.sh $(KERNEL) "$(TESTS)"
+
+shell: deps ## boot KERNEL with a shell on the console (interactive)
+	@$(RUN)/kernel.sh $(KERNEL) && $(RUN)/guest.sh && $(RUN)/shell.sh $(KERNEL)
+
+check: ## fast host-side checks, no kernel build
+	@$(RUN)/check.sh
+
+test: deps check ## the full test: both kernels, kselftests on each (CI runs this)
+	@$(RUN)/test.sh
+
+clean: ## remove the runs and kernel builds (keeps the extracted trees)
+	rm -rf $(BUILD)/runs $(BUILD)/kernel $(BUILD)/guest
+
+distclean: ## remove everything generated, the trees too
+	rm -rf $(BUILD)

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Boot one kernel in QEMU (TCG) with the test guest and run one job.
+#
+#   qemu-run/boot.sh KERNEL JOB [key=value ...]
+#
+# Extra key=value pairs go to the guest's command line as rr.key=value
+# (tests=a,b timeout=900 ...).  Environment: MEM (MiB, default 1024), SMP
+# (default 2), DEADLINE (seconds for the whole boot, default 1800),
+# RUN_DIR (where the logs go; default build/runs/<id>).
+#
+# The console (ttyS0) goes to console.log, the guest's records (ttyS1) to
+# results.log.  TAP lines are echoed on the host as they arrive.  The run
+# fails when the guest hangs past the deadline, never reports "@@ done", or
+# its console shows a panic, oops, BUG, WARN, KASAN, lockdep or stall report:
+# then the offending lines and the end of the console are printed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=${1:-}
+job=${2:-}
+[ -n "$kernel" ] && [ -n "$job" ] || die "usage: boot.sh KERNEL JOB [key=value ...]"
+check_kernel_name "$kernel"
+shift 2
+
+MEM=${MEM:-1024}
+SMP=${SMP:-2}
+DEADLINE=${DEADLINE:-1800}
+image="$KBUILD/$kernel/arch/x86/boot/bzImage"
+initrd="$BUILD/guest/initramfs.cpio.gz"
+[ -f "$image" ] || die "no image for kernel $kernel: run 'make kernels' (or qemu-run/kernel.sh $kernel) first"
+[ -f "$initrd" ] || die "no guest initramfs: run qemu-run/guest.sh first"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: install Debian's qemu-system-x86 (make deps)"
+
+id=$(date +%Y%m%d-%H%M%S)-$kernel-$job
+RUN_DIR=${RUN_DIR:-$BUILD/runs/$id}
+mkdir -p "$RUN_DIR"
+
+# Fresh disks for every boot: ext4 with the kselftests, and swap.
+mke2fs -q -F -t ext4 -L data -d "$BUILD/guest/kselftest" "$RUN_DIR/data.img" 1G ||
+	die "cannot create the ext4 data disk"
+truncate -s 512M "$RUN_DIR/swap.img"
+
+cmdline="console=ttyS0 panic=-1 oops=panic loglevel=6 rcupdate.rcu_cpu_stall_timeout=300"
+cmdline+=" sysctl.kernel.hung_task_timeout_secs=600 watchdog_thresh=60"
+cmdline+=" rr.job=$job"
+for kv in "$@"; do cmdline+=" rr.$kv"; done
+if [ "$kernel" = debug ]; then
+	# Any report ends the run at once, so it cannot be missed.
+	cmdline+=" panic_on_warn=1 kasan.fault=panic"
+fi
+cmdline+=" ${APPEND:-}"
+
+cat >"$RUN_DIR/meta" <<META
+kernel=$kernel
+job=$job
+args=$*
+mem=$MEM
+smp=$SMP
+deadline=$DEADLINE
+image_key=$(cat "$KBUILD/$kernel/.key" 2>/dev/null || echo unknown)
+cmdline=$cmdline
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+META
+
+say "booting $kernel, job $job (deadline ${DEADLINE}s, logs in $RUN_DIR)"
+: >"$RUN_DIR/console.log"
+: >"$RUN_DIR/results.log"
+# Echo TAP as it arrives; the records themselves stay in results.log.
+tail -n +1 -F "$RUN_DIR/results.log" 2>/dev/null | grep --line-buffered -vE '^@@ ' &
+tailer=$!
+t0=$(date +%s)
+set +e
+timeout -k 10 "$DEADLINE" qemu-system-x86_64 \
+	-m "$MEM" -smp "$SMP" -display none -no-reboot -monitor none -nic none \
+	-kernel "$image" -initrd "$initrd" -append "$cmdline" \
+	-drive file="$RUN_DIR/data.img",if=virtio,format=raw \
+	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \
+	-chardev file,id=con,path="$RUN_DIR/console.log" -serial chardev:con \
+	-chardev file,id=res,path="$RUN_DIR/results.log" -serial chardev:res \
+	</dev/null >"$RUN_DIR/qemu.log" 2>&1
+qrc=$?
+set -e
+sleep 0.5
+kill "$tailer" 2>/dev/null || true
+wait "$tailer" 2>/dev/null || true
+secs=$(($(date +%s) - t0))
+echo "wall_secs=$secs" >>"$RUN_DIR/meta"
+echo "qemu_rc=$qrc" >>"$RUN_DIR/meta"
+rm -f "$RUN_DIR/data.img" "$RUN_DIR/swap.img"
+ln -sfn "$RUN_DIR" "$BUILD/runs/last-$kernel"
+
+timed_out=()
+[ "$qrc" = 124 ] || [ "$qrc" = 137 ] && timed_out=(--timed-out "$DEADLINE")
+if [ "$qrc" != 0 ] && [ ${#timed_out[@]} = 0 ]; then
+	sed 's/^/    /' "$RUN_DIR/qemu.log" >&2
+	die "qemu failed to run (exit $qrc; log: $RUN_DIR/qemu.log)"
+fi
+if ! python3 "$TOP/qemu-run/console.py" "${timed_out[@]}" "$RUN_DIR/console.log" "$RUN_DIR/results.log"; then
+	echo "verdict=bad" >>"$RUN_DIR/meta"
+	die "kernel $kernel: guest run failed after ${secs}s (logs: $RUN_DIR)"
+fi
+echo "verdict=clean" >>"$RUN_DIR/meta"
+say "guest run clean in ${secs}s (logs: $RUN_DIR)"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Install the Debian packages the harness needs, or say which are missing.
+#
+#   qemu-run/deps.sh [build|report|all]
+#
+# As root the missing packages are installed with apt-get (after one
+# apt-get update); otherwise the command to run is printed and the exit
+# status is 1.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# package:command-or-file that proves it is there
+BUILD_PKGS="linux-source-6.12:$LINUX_TARBALL gcc:gcc make:make flex:flex bison:bison
+bc:bc libelf-dev:/usr/include/gelf.h libssl-dev:/usr/include/openssl/ssl.h
+cpio:cpio e2fsprogs:mke2fs busybox-static:/bin/busybox qemu-system-x86:qemu-system-x86_64
+python3:python3 git:git file:file xz-utils:xz rsync:rsync"
+REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot"
+
+want=$BUILD_PKGS
+case "${1:-build}" in
+build) ;;
+report) want="$REPORT_PKGS" ;;
+all) want="$BUILD_PKGS $REPORT_PKGS" ;;
+*) die "usage: deps.sh [build|report|all]" ;;
+esac
+
+missing=()
+for pc in $want; do
+	pkg=${pc%%:*}
+	probe=${pc#*:}
+	case "$probe" in
+	/*) [ -e "$probe" ] ;;
+	*) command -v "$probe" >/dev/null ;;
+	esac || missing+=("$pkg")
+done
+[ ${#missing[@]} = 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	die "missing Debian packages: ${missing[*]}
+  install them with: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+fi
+say "installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || die "apt-get update failed: check the network or the apt sources"
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+	die "apt-get install failed for: ${missing[*]}"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Build one kernel: original, patched or debug.
+#
+#   qemu-run/kernel.sh NAME      -> build/kernel/NAME/arch/x86/boot/bzImage
+#
+# The configuration is x86_64 tinyconfig plus the fragments in
+# qemu-run/config/ (see fragments_of in lib.sh); every fragment option must
+# survive olddefconfig.  A build is skipped when its key -- the fragments and
+# the kernel source diff against the pristine base (tools/ excluded) -- did not
+# change.  A kernel whose key equals original's (an empty series, or a series
+# that only adds selftests) reuses original's image instead of building again.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+name=${1:-}
+[ -n "$name" ] || die "usage: kernel.sh NAME (one of: $KERNELS)"
+check_kernel_name "$name"
+
+"$TOP/qemu-run/tree.sh"
+
+# Key of the kernel NAME: fragment contents plus the source diff from base.
+kernel_key() {
+	local tree
+	tree=$(tree_of "$1")
+	{
+		for f in $(fragments_of "$1"); do cat "$f"; done
+		git -C "$tree" diff --no-ext-diff base -- . ':(exclude)tools'
+	} | sha
+}
+
+out="$KBUILD/$name"
+image="$out/arch/x86/boot/bzImage"
+key=$(kernel_key "$name")
+if [ -f "$image" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
+	say "kernel $name is up to date ($key)"
+	exit 0
+fi
+
+if [ "$name" != original ] && [ "$key" = "$(kernel_key original)" ]; then
+	say "kernel $name has the same sources and config as original: reusing its image"
+	"$0" original
+	mkdir -p "$out/arch/x86/boot"
+	cp "$KBUILD/original/arch/x86/boot/bzImage" "$image"
+	cp "$KBUILD/original/.config" "$out/.config"
+	echo "$key" >"$out/.key"
+	exit 0
+fi
+
+tree=$(tree_of "$name")
+frags=$(fragments_of "$name")
+fragkey=$(cat $frags | sha)
+mkdir -p "$out"
+rm -f "$out/.key"
+log="$out/build.log"
+t0=$(date +%s)
+
+# A config change invalidates the whole build folder's config, nothing else:
+# kbuild itself rebuilds only what the changed options touch.
+if [ "$(cat "$out/.fragkey" 2>/dev/null)" != "$fragkey" ] || [ ! -f "$out/.config" ]; then
+	say "configuring $name: tinyconfig + $(for f in $frags; do basename "$f"; done | paste -sd+)"
+	# A build folder made from a kernel-only diff may be rebuilt in a tree
+	# that was re-made from scratch: keep the source tree clean for O=.
+	make -s -C "$tree" O="$out" tinyconfig >"$log" 2>&1 || { tail -20 "$log" >&2; die "tinyconfig failed for $name (log: $log)"; }
+	# shellcheck disable=SC2086
+	(cd "$out" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $frags) >>"$log" 2>&1 ||
+		{ tail -20 "$log" >&2; die "merge_config failed for $name (log: $log)"; }
+	make -s -C "$tree" O="$out" olddefconfig >>"$log" 2>&1 || { tail -20 "$log" >&2; die "olddefconfig failed for $name (log: $log)"; }
+	# shellcheck disable=SC2086
+	python3 "$TOP/qemu-run/kconfig_check.py" "$out/.config" $frags ||
+		die "config fragment options did not survive olddefconfig for $name (see above)"
+	echo "$fragkey" >"$out/.fragkey"
+fi
+
+say "building kernel $name from $tree with -j$JOBS (log: $log)"
+if ! make -C "$tree" O="$out" -j"$JOBS" bzImage >>"$log" 2>&1; then
+	grep -E 'error|Error' "$log" | head -20 >&2 || true
+	tail -20 "$log" >&2
+	die "kernel $name failed to build after $(elapsed "$t0") (log: $log)"
+fi
+echo "$key" >"$out/.key"
+say "built kernel $name in $(elapsed "$t0"): $image ($(du -k "$image" | cut -f1) KiB)"

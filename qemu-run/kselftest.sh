@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Build KERNEL and the guest, boot it, run the cgroup kselftests and compare
+# the outcomes with the expectations matrix.
+#
+#   qemu-run/kselftest.sh KERNEL [test,test,...]
+#
+# Ends with "KERNEL: N passed, N failed, N skipped; ..." and exits non-zero
+# when the guest run was not clean or an outcome surprised the matrix.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=${1:-}
+[ -n "$kernel" ] || die "usage: kselftest.sh KERNEL [tests] (KERNEL: ${KERNELS// /, })"
+check_kernel_name "$kernel"
+tests=${2:-${TESTS:-$KSELFTESTS}}
+tests=$(echo "$tests" | tr ' ' ',' | sed 's/^,*//; s/,*$//')
+[ -n "$tests" ] || die "no tests to run"
+
+"$TOP/qemu-run/kernel.sh" "$kernel"
+"$TOP/qemu-run/guest.sh"
+
+RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-kselftest"
+export RUN_DIR
+boot_rc=0
+"$TOP/qemu-run/boot.sh" "$kernel" kselftest tests="$tests" timeout="${TEST_TIMEOUT:-900}" || boot_rc=$?
+
+echo
+tap_rc=0
+python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" \
+	--known "$TOP/qemu-run/known-issues" --expect "$TOP/qemu-run/expectations" \
+	--tests "$tests" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
+[ "$boot_rc" = 0 ] || die "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"
+[ "$tap_rc" = 0 ] || die "kernel $kernel: kselftest outcomes differ from qemu-run/expectations (table above)"
