@@ -9,7 +9,10 @@ export BUILD TESTS
 RUN := qemu-run
 
 .DEFAULT_GOAL := help
-.PHONY: help deps kernels kernel guest kselftest test check clean distclean shell
+run: deps ## the main job: build both kernels, run the kselftests on each
+	@$(RUN)/test.sh
+
+.PHONY: run help deps kernels kernel guest kselftest test check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"

@@ -5,7 +5,9 @@
 #
 # Extra key=value pairs go to the guest's command line as rr.key=value
 # (tests=a,b timeout=900 ...).  Environment: MEM (MiB, default 1024), SMP
-# (default 2), DEADLINE (seconds for the whole boot, default 1800),
+# (default 2), DEADLINE (seconds for the whole boot, default 1800), DISK
+# (root disk size, default 2G), APPEND (more kernel command line),
+# GUEST_DISK (the guest root tree, default build/guest/disk),
 # RUN_DIR (where the logs go; default build/runs/<id>).
 #
 # The console (ttyS0) goes to console.log, the guest's records (ttyS1) to
@@ -26,22 +28,21 @@ MEM=${MEM:-1024}
 SMP=${SMP:-2}
 DEADLINE=${DEADLINE:-1800}
 image="$KBUILD/$kernel/arch/x86/boot/bzImage"
-initrd="$BUILD/guest/initramfs.cpio.gz"
+disk=${GUEST_DISK:-$BUILD/guest/disk}
 [ -f "$image" ] || die "no image for kernel $kernel: run 'make kernels' (or qemu-run/kernel.sh $kernel) first"
-[ -f "$initrd" ] || die "no guest initramfs: run qemu-run/guest.sh first"
+[ -x "$disk/init" ] || die "no guest root in $disk: run qemu-run/guest.sh first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: install Debian's qemu-system-x86 (make deps)"
 
 id=$(date +%Y%m%d-%H%M%S)-$kernel-$job
 RUN_DIR=${RUN_DIR:-$BUILD/runs/$id}
 mkdir -p "$RUN_DIR"
 
-# Fresh disks for every boot: ext4 with the kselftests, and swap.
-mke2fs -q -F -t ext4 -L data -d "$BUILD/guest/kselftest" "$RUN_DIR/data.img" 1G ||
-	die "cannot create the ext4 data disk"
+# Fresh disks for every boot: the ext4 root with the kselftests, and swap.
+mke2fs -q -F -t ext4 -L root -d "$disk" "$RUN_DIR/root.img" "${DISK:-2G}" ||
+	die "cannot create the ext4 root disk"
 truncate -s 512M "$RUN_DIR/swap.img"
 
-cmdline="console=ttyS0 panic=-1 oops=panic loglevel=6 rcupdate.rcu_cpu_stall_timeout=300"
-cmdline+=" sysctl.kernel.hung_task_timeout_secs=600 watchdog_thresh=60"
+cmdline="root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 oops=panic loglevel=6 rcupdate.rcu_cpu_stall_timeout=300"
 cmdline+=" rr.job=$job"
 for kv in "$@"; do cmdline+=" rr.$kv"; done
 if [ "$kernel" = debug ]; then
@@ -72,8 +73,8 @@ t0=$(date +%s)
 set +e
 timeout -k 10 "$DEADLINE" qemu-system-x86_64 \
 	-m "$MEM" -smp "$SMP" -display none -no-reboot -monitor none -nic none \
-	-kernel "$image" -initrd "$initrd" -append "$cmdline" \
-	-drive file="$RUN_DIR/data.img",if=virtio,format=raw \
+	-kernel "$image" -append "$cmdline" \
+	-drive file="$RUN_DIR/root.img",if=virtio,format=raw \
 	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \
 	-chardev file,id=con,path="$RUN_DIR/console.log" -serial chardev:con \
 	-chardev file,id=res,path="$RUN_DIR/results.log" -serial chardev:res \
@@ -86,7 +87,7 @@ wait "$tailer" 2>/dev/null || true
 secs=$(($(date +%s) - t0))
 echo "wall_secs=$secs" >>"$RUN_DIR/meta"
 echo "qemu_rc=$qrc" >>"$RUN_DIR/meta"
-rm -f "$RUN_DIR/data.img" "$RUN_DIR/swap.img"
+rm -f "$RUN_DIR/root.img" "$RUN_DIR/swap.img"
 ln -sfn "$RUN_DIR" "$BUILD/runs/last-$kernel"
 
 timed_out=()

@@ -38,8 +38,9 @@ REPORTS = [
     ('soft-lockup', r'watchdog: BUG: soft lockup|BUG: soft lockup'),
     ('hard-lockup', r'Watchdog detected hard LOCKUP'),
     ('hung-task', r'INFO: task .* blocked for more than \d+ seconds'),
+    ('oops', r'Oops: |general protection fault|BUG: unable to handle|'
+             r'BUG: kernel NULL pointer dereference'),
     ('bug', r'kernel BUG at |BUG: '),
-    ('oops', r'Oops: |general protection fault|BUG: unable to handle'),
     ('warning', r'WARNING: CPU: \d+ PID: \d+ at |WARNING: '),
     ('ubsan', r'UBSAN: '),
     ('panic', r'Kernel panic - not syncing'),
@@ -65,12 +66,12 @@ def findings(console_lines):
     return found
 
 
-def done_status(results_lines):
-    """The rc of the guest's "@@ done rc=N" record, or None if missing."""
+def done_record(results_lines):
+    """(rc, error) of the guest's "@@ done rc=N [error=...]" record, or None."""
     for line in reversed(results_lines):
-        m = re.match(r'^@@ done rc=(\d+)', line)
+        m = re.match(r'^@@ done rc=(\d+)(?: error=(.*))?', line)
         if m:
-            return int(m.group(1))
+            return int(m.group(1)), m.group(2)
     return None
 
 
@@ -82,9 +83,13 @@ def classify(console_lines, results_lines, timed_out=None):
         out.append((kind, console_lines[i:i + CONTEXT]))
     if timed_out is not None:
         out.append(('hang', [f'no result after the {timed_out} s deadline']))
-    elif done_status(results_lines) is None and not reports:
-        out.append(('no-done', ['the guest stopped without reporting "@@ done" '
-                                '(crash, reboot or killed)']))
+    else:
+        done = done_record(results_lines)
+        if done is None and not reports:
+            out.append(('no-done', ['the guest stopped without reporting "@@ done" '
+                                    '(crash, reboot or killed)']))
+        elif done is not None and done[1]:
+            out.append(('guest-error', [f'the guest could not run its job: {done[1]}']))
     return out
 
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Build the guest userspace, the same for every kernel:
-#   build/guest/initramfs.cpio.gz  busybox-static and the init in guest/init
-#   build/guest/kselftest/         cgroup kselftests, static, from the
-#                                  patched tree (so new tests run everywhere)
-# Each boot gets a fresh ext4 data disk made from build/guest/kselftest
-# (see boot.sh), so no state leaks from one run to the next.
+# Build the guest's root filesystem tree, the same for every kernel:
+#   build/guest/disk/bin/          busybox-static and the guest tools (C, static)
+#   build/guest/disk/init          qemu-run/guest/init
+#   build/guest/disk/kselftest/    cgroup kselftests, static, from the patched
+#                                  tree (so new tests run on every kernel)
+# Each boot gets a fresh ext4 root disk made from it (boot.sh), so the tests
+# meet a real filesystem and no state leaks from one run to the next.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -24,18 +25,30 @@ if ! make -C "$PATCHED_TREE/tools/testing/selftests" O="$GUEST/kselftest-obj" \
 	grep -E 'error|warning' "$log" | head -20 >&2 || true
 	die "the cgroup kselftests failed to build (log: $log)"
 fi
-rm -rf "$GUEST/kselftest"
-mv "$GUEST/kselftest.new" "$GUEST/kselftest"
+rm -rf "$GUEST/disk"
+mkdir -p "$GUEST/disk"
+mv "$GUEST/kselftest.new" "$GUEST/disk/kselftest"
 say "built the cgroup kselftests in $(elapsed "$t0")"
 
-# --- initramfs
+# --- the root filesystem: busybox, guest tools, init
 file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
 	die "$BUSYBOX is not a static busybox: install Debian's busybox-static (make deps)"
-root="$GUEST/initramfs.d"
-rm -rf "$root"
-mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/mnt"
+root="$GUEST/disk"
+mkdir -p "$root/bin" "$root/sbin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/etc"
 cp "$BUSYBOX" "$root/bin/busybox"
+for tool in "$TOP"/qemu-run/guest/*.c; do
+	gcc -Wall -Wextra -O2 -static -o "$root/bin/$(basename "$tool" .c)" "$tool" ||
+		die "guest tool $(basename "$tool") failed to build"
+done
 install -m 0755 "$TOP/qemu-run/guest/init" "$root/init"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$GUEST/initramfs.cpio.gz.new"
-mv "$GUEST/initramfs.cpio.gz.new" "$GUEST/initramfs.cpio.gz"
-say "guest ready: $GUEST/initramfs.cpio.gz ($(du -k "$GUEST/initramfs.cpio.gz" | cut -f1) KiB), $(ls "$GUEST/kselftest/cgroup" | wc -l) kselftest files"
+# test_memcontrol's socket test resolves "localhost" with getaddrinfo():
+# static glibc loads the NSS "files" backend from the shared libraries.
+printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n' >"$root/etc/hosts"
+printf 'hosts: files\n' >"$root/etc/nsswitch.conf"
+libdir=/lib/x86_64-linux-gnu
+mkdir -p "$root$libdir" "$root/lib64"
+for lib in libc.so.6 libnss_files.so.2 ld-linux-x86-64.so.2; do
+	cp -L "$libdir/$lib" "$root$libdir/$lib" || die "cannot copy $libdir/$lib into the guest"
+done
+ln -sf "$libdir/ld-linux-x86-64.so.2" "$root/lib64/ld-linux-x86-64.so.2"
+say "guest root ready in $root: $(find "$root/kselftest/cgroup" -type f | wc -l) kselftest files, $(du -sk "$root" | cut -f1) KiB"

@@ -25,7 +25,7 @@ from kernels import KERNELS
 OK = re.compile(r'^(not )?ok (\d+)\s*(.*)$')
 BEGIN = re.compile(r'^@@ begin (\S+)')
 END = re.compile(r'^@@ end (\S+) rc=(\d+) secs=(\d+)')
-PLAN = re.compile(r'^1\.\.(\d+)')
+PLAN = re.compile(r'^1\.\.(\d+)(?:\s*#\s*SKIP\b\s*(.*))?')
 
 
 class Result:
@@ -91,8 +91,18 @@ def parse_results(lines):
         m = PLAN.match(line)
         if m:
             plan = int(m.group(1))
+            if plan == 0:
+                # "1..0 # SKIP why": the whole program skipped.
+                seen.append(Result(test, '(binary)', 'skip', (m.group(2) or '').strip()))
             continue
         r = parse_tap_line(line)
+        if not r:
+            # A test that prints a message without its newline glues the
+            # next result to it ("...enablednot ok 4 name"): find the
+            # result with the number that is due.
+            m = re.search(rf'(?:not )?ok {len(seen) + 1}\b.*$', line)
+            if m and not line.startswith('    '):
+                r = parse_tap_line(m.group(0))
         if r:
             seen.append(Result(test, r[1], r[0], r[2]))
     if test is not None and not ended:

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Fast host-side checks (make check): no kernel build, no guest.
+#  - shell scripts parse (and pass shellcheck when it is installed);
+#  - the host-side Python tools pass their unit tests against fixtures
+#    (real captured guest logs in qemu-run/tests/fixtures);
+#  - the expectations matrix and known-issues files parse;
+#  - the selftests patch is in sync with selftests/ (when both exist).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$TOP"
+
+fail=0
+for s in qemu-run/*.sh qemu-run/guest/init .ci/run; do
+	bash -n "$s" || { echo "syntax error: $s"; fail=1; }
+done
+if command -v shellcheck >/dev/null; then
+	shellcheck -x -S warning qemu-run/*.sh .ci/run || fail=1
+	shellcheck -s sh -S warning qemu-run/guest/init || fail=1
+fi
+python3 -m unittest discover -s qemu-run/tests -p 'test_*.py' -q 2>&1 | tail -4
+[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+python3 -c "
+import sys; sys.path.insert(0, 'qemu-run')
+import tap
+tap.read_expect('qemu-run/expectations'); tap.read_known('qemu-run/known-issues')
+" || fail=1
+if [ -f selftests/COMMIT_MSG ]; then
+	qemu-run/selftests-sync.sh check || fail=1
+fi
+[ $fail = 0 ] || die "make check failed"
+say "make check passed"

@@ -1,0 +1,74 @@
+"""The console classifier against real guest logs (tests/fixtures).
+
+Fixtures were captured with qemu-run/capture-fixtures.sh: real consoles of
+the stock and debug kernels, booted into trouble on purpose.
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+import console  # noqa: E402
+
+FIX = os.path.join(os.path.dirname(__file__), 'fixtures')
+
+
+def fixture(name):
+    return console.read_lines(os.path.join(FIX, name))
+
+
+def kinds(con, res, timed_out=None):
+    return [k for k, _ in console.classify(con, res, timed_out)]
+
+
+class Clean(unittest.TestCase):
+    def test_clean_kselftest_run(self):
+        # Includes memcg OOM kills from test_memcontrol: not a finding.
+        con = fixture('console-clean.log')
+        self.assertTrue(any('Memory cgroup out of memory' in line for line in con))
+        self.assertEqual(kinds(con, fixture('results-original-kselftest.log')), [])
+
+    def test_missing_done_is_a_failure(self):
+        self.assertEqual(kinds(fixture('console-clean.log'), ['@@ boot x=1']), ['no-done'])
+
+    def test_guest_error_is_a_failure(self):
+        res = ['@@ done rc=2 error=cannot enable swap on /dev/vdb']
+        self.assertEqual(kinds(fixture('console-clean.log'), res), ['guest-error'])
+
+    def test_deadline_is_a_hang(self):
+        self.assertEqual(kinds(fixture('console-clean.log'), [], timed_out=60), ['hang'])
+
+    def test_user_output_is_not_a_report(self):
+        # A test printing "BUG:" or "WARNING:" is not the kernel.
+        con = ['not ok 1 BUG: my test', 'WARNING: CPU: 0 PID: 1 at x', '@@ nothing']
+        self.assertEqual(kinds(con, ['@@ done rc=0']), [])
+
+
+class Synthetic(unittest.TestCase):
+    """One line per report kind, in the kernel's own words."""
+    CASES = [
+        ('kasan', 'BUG: KASAN: slab-use-after-free in lkdtm_SLAB_USE_AFTER_FREE+0x1/0x2'),
+        ('lockdep', 'WARNING: possible circular locking dependency detected'),
+        ('lockdep', 'BUG: sleeping function called from invalid context at kernel/x.c:1'),
+        ('warning', 'WARNING: CPU: 1 PID: 77 at mm/memcontrol.c:1264 mem_cgroup_update_lru_size+0x1/0x2'),
+        ('bug', 'kernel BUG at mm/memcontrol.c:3069!'),
+        ('oops', 'BUG: kernel NULL pointer dereference, address: 0000000000000008'),
+        ('oops', 'Oops: general protection fault, probably for non-canonical address 0xdead: 0000 [#1] SMP'),
+        ('panic', 'Kernel panic - not syncing: Fatal exception'),
+        ('rcu-stall', 'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:'),
+        ('hung-task', 'INFO: task kworker/0:1:12 blocked for more than 600 seconds.'),
+        ('soft-lockup', 'watchdog: BUG: soft lockup - CPU#0 stuck for 26s! [a:1]'),
+        ('bad-page', 'BUG: Bad page state in process a  pfn:1234'),
+        ('list-corruption', 'list_add corruption. prev->next should be next (ffff), but was 0000.'),
+        ('debugobjects', 'ODEBUG: free active (active state 0) object: ffff type: work_struct'),
+    ]
+
+    def test_each_kind(self):
+        for kind, msg in self.CASES:
+            with self.subTest(kind=kind):
+                con = ['[    1.000000] ok', f'[   12.345678] {msg}']
+                self.assertEqual(kinds(con, ['@@ done rc=0']), [kind])
+
+
+if __name__ == '__main__':
+    unittest.main()

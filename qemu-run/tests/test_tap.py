@@ -1,0 +1,133 @@
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+import tap  # noqa: E402
+
+FIX = os.path.join(os.path.dirname(__file__), 'fixtures')
+
+RESULTS = """\
+@@ boot kernel=6.12.118 uptime=1.10 job=kselftest mem_kb=1000000 cpus=2
+@@ begin test_kmem
+TAP version 13
+1..3
+ok 1 test_kmem_basic
+not ok 2 test_kmem_memcg_deletion
+ok 3 # SKIP test_percpu_basic
+# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0
+@@ end test_kmem rc=1 secs=12
+@@ done rc=1
+"""
+
+
+class ParseTap(unittest.TestCase):
+    def test_lines(self):
+        self.assertEqual(tap.parse_tap_line('ok 1 test_a'), ('pass', 'test_a', ''))
+        self.assertEqual(tap.parse_tap_line('not ok 2 test_b'), ('fail', 'test_b', ''))
+        self.assertEqual(tap.parse_tap_line('ok 3 # SKIP test_c'), ('skip', 'test_c', ''))
+        self.assertEqual(tap.parse_tap_line('ok 4 test_d # SKIP no swap'), ('skip', 'test_d', 'no swap'))
+        self.assertEqual(tap.parse_tap_line('ok 5 - test_e'), ('pass', 'test_e', ''))
+        self.assertIsNone(tap.parse_tap_line('# ok 1 nested'))
+        self.assertIsNone(tap.parse_tap_line('okay'))
+
+    def test_results(self):
+        res, done = tap.parse_results(RESULTS.splitlines())
+        self.assertTrue(done)
+        self.assertEqual([(r.key, r.outcome) for r in res], [
+            ('test_kmem:test_kmem_basic', 'pass'),
+            ('test_kmem:test_kmem_memcg_deletion', 'fail'),
+            ('test_kmem:test_percpu_basic', 'skip')])
+
+    def test_timeout_and_missing_subtests_fail(self):
+        lines = ['@@ begin t', '1..3', 'ok 1 a', '@@ end t rc=124 secs=900', '@@ done rc=1']
+        res, _ = tap.parse_results(lines)
+        self.assertEqual(res[-1].outcome, 'fail')
+        self.assertIn('timed out', res[-1].reason)
+        lines = ['@@ begin t', '1..3', 'ok 1 a', '@@ end t rc=0 secs=9', '@@ done rc=0']
+        res, _ = tap.parse_results(lines)
+        self.assertEqual(res[-1].outcome, 'fail')
+        self.assertIn('1 of 3', res[-1].reason)
+
+    def test_result_glued_to_a_message(self):
+        # test_zswap in 6.12 prints a diagnostic without its newline.
+        lines = ['@@ begin t', 'ok 1 a', '# zswpwb_after is 0 while wb is enablednot ok 2 b',
+                 '@@ end t rc=1 secs=3', '@@ done rc=1']
+        res, _ = tap.parse_results(lines)
+        self.assertEqual([(r.key, r.outcome) for r in res], [('t:a', 'pass'), ('t:b', 'fail')])
+
+    def test_whole_program_skip(self):
+        lines = ['@@ begin t', '1..0 # SKIP memory hugetlb accounting is disabled',
+                 '@@ end t rc=4 secs=0', '@@ done rc=0']
+        res, _ = tap.parse_results(lines)
+        self.assertEqual([(r.key, r.outcome, r.reason) for r in res],
+                         [('t:(binary)', 'skip', 'memory hugetlb accounting is disabled')])
+
+    def test_truncated_run(self):
+        # The guest died in the middle of a test: no end, no done.
+        res, done = tap.parse_results(['@@ begin t', '1..2', 'ok 1 a'])
+        self.assertFalse(done)
+        self.assertEqual([(r.key, r.outcome) for r in res], [('t:a', 'pass'), ('t:(binary)', 'fail')])
+
+
+class Summarize(unittest.TestCase):
+    def results(self):
+        return tap.parse_results(RESULTS.splitlines())[0]
+
+    def test_unlisted_failure_is_a_surprise(self):
+        _, c, s = tap.summarize(self.results(), 'original', {}, {})
+        self.assertEqual((c['pass'], c['fail'], c['skip']), (1, 1, 1))
+        self.assertEqual(s, [('test_kmem:test_kmem_memcg_deletion', 'pass', 'fail')])
+
+    def test_known_issue_becomes_skip_with_reason(self):
+        known = {'test_kmem:test_kmem_memcg_deletion': 'needs more RAM'}
+        lines, c, s = tap.summarize(self.results(), 'original', known, {})
+        self.assertEqual((c['pass'], c['fail'], c['skip']), (1, 0, 2))
+        self.assertEqual(s, [])
+        self.assertTrue(any('needs more RAM' in line for line in lines))
+
+    def test_expected_failure_is_not_a_surprise(self):
+        expect = {'test_kmem:test_kmem_memcg_deletion': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
+        _, c, s = tap.summarize(self.results(), 'original', {}, expect)
+        self.assertEqual(s, [])
+        self.assertEqual(c['expected'], 2)  # the pass and the expected failure
+        # ... but the same outcome on patched is one.
+        _, _, s = tap.summarize(self.results(), 'patched', {}, expect)
+        self.assertEqual(s, [('test_kmem:test_kmem_memcg_deletion', 'pass', 'fail')])
+
+    def test_expected_failure_that_passes_is_a_surprise(self):
+        expect = {'test_kmem:test_kmem_basic': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
+        known = {'test_kmem:test_kmem_memcg_deletion': 'x'}
+        _, _, s = tap.summarize(self.results(), 'original', known, expect)
+        self.assertEqual(s, [('test_kmem:test_kmem_basic', 'fail', 'pass')])
+
+    def test_listed_test_that_did_not_run_is_a_surprise(self):
+        expect = {'test_kmem:test_gone': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
+        known = {'test_kmem:test_kmem_memcg_deletion': 'x'}
+        _, _, s = tap.summarize(self.results(), 'original', known, expect, {'test_kmem'})
+        self.assertEqual(s, [('test_kmem:test_gone', 'fail', 'did not run')])
+        # Not asked for: not a surprise.
+        _, _, s = tap.summarize(self.results(), 'original', known, expect, {'test_core'})
+        self.assertEqual(s, [])
+
+    def test_repo_tables_parse(self):
+        top = os.path.join(os.path.dirname(__file__), '..')
+        tap.read_expect(os.path.join(top, 'expectations'))
+        tap.read_known(os.path.join(top, 'known-issues'))
+
+
+class RealRun(unittest.TestCase):
+    """The results channel of a real guest run of the stock kernel."""
+
+    def test_real_results_channel(self):
+        path = os.path.join(FIX, 'results-original-kselftest.log')
+        with open(path) as f:
+            res, done = tap.parse_results(f)
+        self.assertTrue(done)
+        self.assertGreater(len(res), 20)
+        self.assertTrue(all(r.outcome in ('pass', 'fail', 'skip') for r in res))
+        self.assertIn('test_kmem:test_kmem_basic', {r.key for r in res})
+
+
+if __name__ == '__main__':
+    unittest.main()
