@@ -39,7 +39,7 @@ kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the mat
 shell: deps ## boot KERNEL with a shell on the console (interactive)
 	@$(RUN)/kernel.sh $(KERNEL) && $(RUN)/guest.sh && $(RUN)/shell.sh $(KERNEL)
 
-check: ## fast host-side checks, no kernel build
+check: deps ## fast host-side checks, no kernel build
 	@$(RUN)/check.sh
 
 test: deps check ## the full test: both kernels, kselftests on each (CI runs this)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fast host-side checks (make check): no kernel build, no guest.
-#  - shell scripts parse (and pass shellcheck when it is installed);
+#  - shell scripts parse and pass shellcheck;
 #  - the host-side Python tools pass their unit tests against fixtures
 #    (real captured guest logs in qemu-run/tests/fixtures);
 #  - the expectations matrix and known-issues files parse;
@@ -13,10 +13,8 @@ fail=0
 for s in qemu-run/*.sh qemu-run/guest/init .ci/run; do
 	bash -n "$s" || { echo "syntax error: $s"; fail=1; }
 done
-if command -v shellcheck >/dev/null; then
-	shellcheck -x -S warning qemu-run/*.sh .ci/run || fail=1
-	shellcheck -s sh -S warning qemu-run/guest/init || fail=1
-fi
+command -v shellcheck >/dev/null || die "shellcheck is missing: run make deps"
+shellcheck -x -S warning qemu-run/*.sh qemu-run/guest/init .ci/run || fail=1
 python3 -m unittest discover -s qemu-run/tests -p 'test_*.py' -q 2>&1 | tail -4
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 python3 -c "

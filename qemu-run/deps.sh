@@ -13,7 +13,7 @@ set -euo pipefail
 BUILD_PKGS="linux-source-6.12:$LINUX_TARBALL gcc:gcc make:make flex:flex bison:bison
 bc:bc libelf-dev:/usr/include/gelf.h libssl-dev:/usr/include/openssl/ssl.h
 cpio:cpio e2fsprogs:mke2fs busybox-static:/bin/busybox qemu-system-x86:qemu-system-x86_64
-python3:python3 git:git file:file xz-utils:xz rsync:rsync"
+python3:python3 git:git file:file xz-utils:xz shellcheck:shellcheck"
 REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot"
 
 want=$BUILD_PKGS

@@ -1,4 +1,5 @@
 # Shared helpers for the qemu-run scripts.  Source it, do not run it.
+# shellcheck disable=SC2034
 # shellcheck shell=bash
 
 : "${TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"

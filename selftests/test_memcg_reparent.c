@@ -168,6 +168,7 @@ struct reparent_test {
 	struct memcg_snap child_last;	/* C right before rmdir */
 	struct memcg_snap parent_last;	/* P right before rmdir */
 	bool child_removed;
+	bool checked;		/* reached check 1 */
 	bool failed;
 };
 
@@ -496,8 +497,10 @@ static bool wait_charged(struct reparent_test *t, int key, long min)
 	struct memcg_snap s;
 
 	for (;;) {
-		if (snap_memcg(t->child, &s))
+		if (snap_memcg(t->child, &s)) {
+			report(t, 0, "cannot read %s\n", t->child);
 			return false;
+		}
 		if (s.v[key] >= min)
 			return true;
 		if (now() - start >= SETTLE_TIMEOUT)
@@ -516,6 +519,7 @@ static bool check_released(struct reparent_test *t, long bound)
 	double elapsed;
 	long dying;
 
+	t->checked = true;
 	dying = wait_dying(t->parent, bound, dying_timeout, &elapsed);
 	if (dying >= 0 && dying <= bound)
 		return true;
@@ -730,7 +734,9 @@ static int rt_cleanup(struct reparent_test *t, int ret)
 
 	if (ret != KSFT_PASS)
 		return ret;
-	return t->failed ? KSFT_FAIL : KSFT_PASS;
+	if (!t->checked && !t->failed)
+		ksft_print_msg("%s: setup failed\n", t->name);
+	return t->failed || !t->checked ? KSFT_FAIL : KSFT_PASS;
 }
 
 /*
@@ -805,9 +811,12 @@ static int holder_start(struct holder *h, struct reparent_test *t,
 	char c;
 
 	h->pid = -1;
-	if (pipe2(cmd, O_CLOEXEC))
+	if (pipe2(cmd, O_CLOEXEC)) {
+		report(t, 0, "pipe2: %s\n", strerror(errno));
 		return -1;
+	}
 	if (pipe2(resp, O_CLOEXEC)) {
+		report(t, 0, "pipe2: %s\n", strerror(errno));
 		close(cmd[0]);
 		close(cmd[1]);
 		return -1;
@@ -816,6 +825,7 @@ static int holder_start(struct holder *h, struct reparent_test *t,
 	fflush(stdout);
 	h->pid = fork();
 	if (h->pid < 0) {
+		report(t, 0, "fork: %s\n", strerror(errno));
 		close(cmd[0]);
 		close(cmd[1]);
 		close(resp[0]);
@@ -2030,8 +2040,10 @@ static int test_reparent_churn(const char *root)
 		goto cleanup;
 	}
 	a.diskfd = open(disk, O_DIRECTORY | O_CLOEXEC);
-	if (a.diskfd < 0 || a.tmpfd < 0)
+	if (a.diskfd < 0 || a.tmpfd < 0) {
+		report(&t, 0, "cannot open %s or %s\n", disk, tmp);
 		goto cleanup;
+	}
 
 	/* cache the block bitmap and extent blocks the jobs will need */
 	fd = openat(a.diskfd, "warmup", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -2064,8 +2076,11 @@ static int test_reparent_churn(const char *root)
 		goto cleanup;
 	}
 	/* generations are named child_<n>; baseline without rt_setup's child */
-	if (rmdir(t.child) || snap_memcg(t.parent, &t.base))
+	if (rmdir(t.child) || snap_memcg(t.parent, &t.base)) {
+		report(&t, 0, "cannot remove %s or read %s\n", t.child,
+		       t.parent);
 		goto cleanup;
+	}
 	t.child_removed = true;
 
 	for (a.gen = 0; a.gen < churn_generations; a.gen++) {
