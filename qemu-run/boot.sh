@@ -11,7 +11,8 @@
 # RUN_DIR (where the logs go; default build/runs/<id>).
 #
 # The console (ttyS0) goes to console.log, the guest's records (ttyS1) to
-# results.log.  TAP lines are echoed on the host as they arrive.  The run
+# results.log, soak samples (ttyS2) to samples.log (see RECORDS.md).  TAP
+# lines are echoed on the host as they arrive.  The run
 # fails when the guest hangs past the deadline, never reports "@@ done", or
 # its console shows a panic, oops, BUG, WARN, KASAN, lockdep or stall report:
 # then the offending lines and the end of the console are printed.
@@ -66,6 +67,7 @@ META
 say "booting $kernel, job $job (deadline ${DEADLINE}s, logs in $RUN_DIR)"
 : >"$RUN_DIR/console.log"
 : >"$RUN_DIR/results.log"
+: >"$RUN_DIR/samples.log"
 # Echo TAP as it arrives; the records themselves stay in results.log.
 tail -n +1 -F "$RUN_DIR/results.log" 2>/dev/null | grep --line-buffered -vE '^@@ ' &
 tailer=$!
@@ -78,6 +80,7 @@ timeout -k 10 "$DEADLINE" qemu-system-x86_64 \
 	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \
 	-chardev file,id=con,path="$RUN_DIR/console.log" -serial chardev:con \
 	-chardev file,id=res,path="$RUN_DIR/results.log" -serial chardev:res \
+	-chardev file,id=smp,path="$RUN_DIR/samples.log" -serial chardev:smp \
 	</dev/null >"$RUN_DIR/qemu.log" 2>&1
 qrc=$?
 set -e
