@@ -12,7 +12,7 @@ RUN := qemu-run
 run: deps ## the main job: build both kernels, run the kselftests on each
 	@$(RUN)/test.sh
 
-.PHONY: run help deps kernels kernel guest kselftest test check clean distclean shell
+.PHONY: run help deps selftests-patch kernels kernel guest kselftest test check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -38,6 +38,9 @@ kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the mat
 
 shell: deps ## boot KERNEL with a shell on the console (interactive)
 	@$(RUN)/kernel.sh $(KERNEL) && $(RUN)/guest.sh && $(RUN)/shell.sh $(KERNEL)
+
+selftests-patch: ## regenerate the selftests patch in patches/ from selftests/
+	@$(RUN)/selftests-sync.sh patch
 
 check: deps ## fast host-side checks, no kernel build
 	@$(RUN)/check.sh

@@ -50,4 +50,4 @@ tree_of() {
 }
 
 # The cgroup kselftests the harness runs, in this order (memory-related ones).
-KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg"
+KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg test_memcg_reparent"

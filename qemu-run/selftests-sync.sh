@@ -46,8 +46,11 @@ make_patch() {
 	git -C "$work" add -f -A .
 	# Keep the date and author of the existing patch so that the output is
 	# byte-for-byte reproducible.
-	date=$(sed -n 's/^Date: //p' "${existing:-/dev/null}" | head -1)
-	author=$(sed -n 's/^From: //p' "${existing:-/dev/null}" | head -1)
+	local info=""
+	[ -n "$existing" ] && info=$(git mailinfo /dev/null /dev/null <"$existing")
+	date=$(sed -n 's/^Date: //p' <<<"$info")
+	author=$(sed -n 's/^Author: //p' <<<"$info")
+	[ -n "$author" ] && author="$author <$(sed -n 's/^Email: //p' <<<"$info")>"
 	: "${date:=$(date -R)}"
 	: "${author:=$(git -C "$TOP" config user.name) <$(git -C "$TOP" config user.email)>}"
 	num=1

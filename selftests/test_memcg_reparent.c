@@ -24,12 +24,15 @@
  *     resident.
  *
  * Only the intended kind of memory may be charged to C, or the test would
- * measure something else: helpers that run in C are pinned to one CPU and
- * exit before the rmdir, so that their anon pages are freed (the exit path
- * drains the local per-CPU LRU batches in free_pages_and_swap_cache(); a
- * folio left in another CPU's batch would stay charged). Tasks that must
- * outlive C live in K, a live sibling of C: P itself cannot hold tasks
- * while it has +memory in cgroup.subtree_control.
+ * measure something else (an anon page of a helper would pin C as surely
+ * as the page cache under test): the helpers that run in C are pinned to
+ * one CPU and exit before the rmdir, so that their anon pages are freed
+ * (the exit path drains the local per-CPU LRU batches in
+ * free_pages_and_swap_cache(); a folio left in another CPU's batch would
+ * stay charged). Tasks that must outlive C live in K, a live sibling of C:
+ * P itself cannot hold tasks while it has +memory in subtree_control.
+ * Memory the tests create outside C (files, directories, pipes) is charged
+ * to the test's own cgroup.
  *
  * On a kernel that does not reparent LRU folios the tests of LRU memory
  * fail check 1; the slab, kmem, percpu and kernel stack tests pass.
@@ -1652,6 +1655,8 @@ static int charge_anon(void *arg)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (a->map == MAP_FAILED)
 		return EXIT_FAILURE;
+	/* small pages only: khugepaged must not recharge them to K */
+	madvise(a->map, a->size, MADV_NOHUGEPAGE);
 	memset(a->map, 'a', a->size);
 
 	return EXIT_SUCCESS;

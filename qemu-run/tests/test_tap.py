@@ -101,6 +101,12 @@ class Summarize(unittest.TestCase):
         _, _, s = tap.summarize(self.results(), 'original', known, expect)
         self.assertEqual(s, [('test_kmem:test_kmem_basic', 'fail', 'pass')])
 
+    def test_listed_test_that_skips_is_a_surprise(self):
+        expect = {'test_kmem:test_percpu_basic': {'original': 'pass', 'patched': 'pass', 'debug': 'pass'}}
+        known = {'test_kmem:test_kmem_memcg_deletion': 'x'}
+        _, _, s = tap.summarize(self.results(), 'original', known, expect)
+        self.assertEqual(s, [('test_kmem:test_percpu_basic', 'pass', 'skip')])
+
     def test_listed_test_that_did_not_run_is_a_surprise(self):
         expect = {'test_kmem:test_gone': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
         known = {'test_kmem:test_kmem_memcg_deletion': 'x'}
