@@ -2,9 +2,10 @@
 # Prepare the kernel source trees outside git:
 #   build/src/original  pristine extract of linux-source-6.12, a git repo
 #                       whose tag "base" is the untouched tree;
-#   build/src/patched   a worktree of it with patches/*.patch applied by git am.
-# The patched tree is re-made only when the series changes; files the series
-# does not touch keep their mtimes, so the kernel rebuild stays incremental.
+#   build/src/patched   a worktree of it with patches/*.patch applied, one
+#                       commit per patch.
+# The patched tree is re-made only when the series changes, and then only the
+# files that differ are rewritten, so the kernel rebuild stays incremental.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,8 +34,41 @@ extract() {
 	say "extracted in $(elapsed "$t0")"
 }
 
+# Commit the series on top of base without touching any work tree: in a
+# scratch index, apply each patch and commit it.  Prints the last commit.
+commit_series() {
+	local parent p info msg diff tree
+	parent=$(git -C "$BASE_TREE" rev-parse base)
+	export GIT_INDEX_FILE="$BUILD/series.index"
+	rm -f "$GIT_INDEX_FILE"
+	git -C "$BASE_TREE" read-tree base
+	msg=$(mktemp)
+	diff=$(mktemp)
+	for p in "$TOP"/patches/*.patch; do
+		[ -e "$p" ] || continue
+		info=$(git -C "$BASE_TREE" mailinfo "$msg" "$diff" <"$p")
+		if ! git -C "$BASE_TREE" apply --cached "$diff" 2>"$BUILD/am.err"; then
+			sed 's/^/    /' "$BUILD/am.err" >&2
+			rm -f "$msg" "$diff" "$GIT_INDEX_FILE"
+			die "patch does not apply: patches/$(basename "$p")"
+		fi
+		tree=$(git -C "$BASE_TREE" write-tree)
+		parent=$(
+			GIT_AUTHOR_NAME=$(sed -n 's/^Author: //p' <<<"$info") \
+			GIT_AUTHOR_EMAIL=$(sed -n 's/^Email: //p' <<<"$info") \
+			GIT_AUTHOR_DATE=$(sed -n 's/^Date: //p' <<<"$info") \
+			GIT_COMMITTER_NAME=qemu-run GIT_COMMITTER_EMAIL=qemu-run@localhost \
+			git -C "$BASE_TREE" commit-tree "$tree" -p "$parent" \
+				-F <(sed -n 's/^Subject: //p' <<<"$info"; echo; cat "$msg"))
+		printf '    applied %s\n' "$(basename "$p")" >&2
+	done
+	rm -f "$msg" "$diff" "$GIT_INDEX_FILE"
+	unset GIT_INDEX_FILE
+	echo "$parent"
+}
+
 apply_series() {
-	local want have p
+	local want have head
 	want=$(series_hash)
 	have=$(cat "$PATCHED_TREE/.series-hash" 2>/dev/null || true)
 	if [ -d "$PATCHED_TREE" ] && [ "$want" = "$have" ]; then
@@ -46,19 +80,10 @@ apply_series() {
 	fi
 	say "applying patches/ to $PATCHED_TREE"
 	rm -f "$PATCHED_TREE/.series-hash"
-	git -C "$PATCHED_TREE" am --abort >/dev/null 2>&1 || true
-	# reset only rewrites files that differ from base: mtimes elsewhere survive.
-	git -C "$PATCHED_TREE" reset -q --hard base
-	for p in "$TOP"/patches/*.patch; do
-		[ -e "$p" ] || continue
-		if ! git -C "$PATCHED_TREE" -c user.name=qemu-run -c user.email=qemu-run@localhost \
-			am -q --keep-cr "$p" >/dev/null 2>"$BUILD/am.err"; then
-			git -C "$PATCHED_TREE" am --abort >/dev/null 2>&1 || true
-			sed 's/^/    /' "$BUILD/am.err" >&2
-			die "patch does not apply: patches/$(basename "$p")"
-		fi
-		printf '    applied %s\n' "$(basename "$p")" >&2
-	done
+	head=$(commit_series)
+	# Checkout rewrites only the files that differ: a kernel build in
+	# progress, or the next incremental one, sees untouched files as such.
+	git -C "$PATCHED_TREE" checkout -q -f -B patched "$head"
 	echo "$want" >"$PATCHED_TREE/.series-hash"
 }
 
