@@ -12,7 +12,7 @@ RUN := qemu-run
 run: deps ## the main job: build both kernels, run the kselftests on each
 	@$(RUN)/test.sh
 
-.PHONY: run help deps selftests-patch kernels kernel guest kselftest test check clean distclean shell
+.PHONY: run help deps selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -36,6 +36,9 @@ guest: deps ## build the guest initramfs and the static cgroup kselftests
 kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the matrix
 	@$(RUN)/kselftest.sh $(KERNEL) "$(TESTS)"
 
+soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
+	@$(RUN)/soak.sh $(KERNEL)
+
 shell: deps ## boot KERNEL with a shell on the console (interactive)
 	@$(RUN)/kernel.sh $(KERNEL) && $(RUN)/guest.sh && $(RUN)/shell.sh $(KERNEL)
 
@@ -44,6 +47,17 @@ selftests-patch: ## regenerate the selftests patch in patches/ from selftests/
 
 check: deps ## fast host-side checks, no kernel build
 	@$(RUN)/check.sh
+
+report: ## render the dashboard from the runs database: build/report/index.html
+	@$(RUN)/deps.sh report
+	@python3 reports/report.py
+
+report-check: report ## load the dashboard in headless Chromium: every plot and link resolves (~30 s)
+	@python3 reports/tests/browser_check.py --self-test
+	@python3 reports/tests/browser_check.py $(BUILD)/report/index.html --screenshot $(BUILD)/report/screenshot.png
+
+db-check: ## check the runs database (integrity, every run whole) and say what it holds
+	@python3 db/check.py
 
 test: deps check ## the full test: both kernels, kselftests on each (CI runs this)
 	@$(RUN)/test.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fast host-side checks (make check): no kernel build, no guest.
 #  - shell scripts parse and pass shellcheck;
-#  - the host-side Python tools pass their unit tests against fixtures
-#    (real captured guest logs in qemu-run/tests/fixtures);
+#  - the host-side Python tools (qemu-run, db, reports) pass their unit
+#    tests against fixtures (real captured guest logs, generated runs);
 #  - the expectations matrix and known-issues files parse;
 #  - the selftests patch is in sync with selftests/ (when both exist).
 set -euo pipefail
@@ -15,8 +15,10 @@ for s in qemu-run/*.sh qemu-run/guest/init .ci/run; do
 done
 command -v shellcheck >/dev/null || die "shellcheck is missing: run make deps"
 shellcheck -x -S warning qemu-run/*.sh qemu-run/guest/init .ci/run || fail=1
-python3 -m unittest discover -s qemu-run/tests -p 'test_*.py' -q 2>&1 | tail -4
-[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+for t in qemu-run/tests db/tests reports/tests; do
+	python3 -m unittest discover -s "$t" -p 'test_*.py' -q 2>&1 | tail -4
+	[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+done
 python3 -c "
 import sys; sys.path.insert(0, 'qemu-run')
 import tap

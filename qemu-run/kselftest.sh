@@ -29,5 +29,9 @@ tap_rc=0
 python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" \
 	--known "$TOP/qemu-run/known-issues" --expect "$TOP/qemu-run/expectations" \
 	--tests "$tests" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
+
+# Store the run (failed ones too) in the runs database (db/ingest.py).
+python3 "$TOP/db/ingest.py" "$RUN_DIR" || warn "run $RUN_DIR not stored in the runs database (see above)"
+
 [ "$boot_rc" = 0 ] || die "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"
 [ "$tap_rc" = 0 ] || die "kernel $kernel: kselftest outcomes differ from qemu-run/expectations (table above)"

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Store guest runs in the runs database.
+
+usage: db/ingest.py RUN_DIR [RUN_DIR ...] [--db PATH] [--replace]
+
+RUN_DIR is a folder written by qemu-run/boot.sh (qemu-run/RECORDS.md):
+meta, results.log, samples.log, and summary when there is one.  Each run
+is stored in one transaction: a run is there whole or not at all, and a
+kill halfway leaves the database as it was.  A run is keyed by its folder
+name and start time, so storing it again does nothing (--replace stores it
+anew).  Snapshots of samples.log cut short or malformed are dropped and
+counted, never stored half.  Kselftest outcomes are judged against
+qemu-run/known-issues and qemu-run/expectations as qemu-run/tap.py does.
+
+The database: --db, else $RUNS_DB, else $BUILD/db/runs.sqlite.
+Prints one line per run; exit status 1 when a run could not be stored.
+"""
+import argparse
+import datetime
+import hashlib
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run'))
+import records  # noqa: E402
+import store  # noqa: E402
+import tap  # noqa: E402
+
+PROGRESS_SECS = 5
+
+
+class RunError(Exception):
+    pass
+
+
+def kind_of(job):
+    if job == 'kselftest':
+        return 'kselftest'
+    if job.startswith('soak'):
+        return 'soak'
+    raise RunError(f'job "{job}" leaves nothing to store: only kselftest and soak runs are')
+
+
+def sha16(chunks):
+    h = hashlib.sha256()
+    for c in chunks:
+        h.update(c)
+    return h.hexdigest()[:16]
+
+
+def build_hashes(kernel, meta):
+    """(series_hash, config_hash) of the image that ran: from meta when boot.sh
+    wrote them, else from the build folder if it still holds that image."""
+    series, config = meta.get('series_key'), meta.get('config_key')
+    if series is not None and config is not None:
+        return series, config
+    kbuild = os.path.join(os.environ.get('BUILD') or os.path.join(store.TOP, 'build'), 'kernel', kernel)
+    try:
+        with open(os.path.join(kbuild, '.key')) as f:
+            if f.read().strip() != meta.get('image_key'):
+                return series, config
+        if config is None:
+            with open(os.path.join(kbuild, '.config'), 'rb') as f:
+                config = sha16([f.read()])
+    except OSError:
+        return series, config
+    if series is None:
+        pdir = os.path.join(store.TOP, 'patches')
+        patches = sorted(p for p in os.listdir(pdir) if p.endswith('.patch')) if os.path.isdir(pdir) else []
+        if kernel == 'original' or not patches:
+            series = ''
+        else:
+            series = sha16(open(os.path.join(pdir, p), 'rb').read() for p in patches)
+    return series, config
+
+
+def base_version(release):
+    """6.12.118+ -> 6.12.118; 6.12.0-rc1-dirty -> 6.12.0."""
+    if not release:
+        return None
+    v = ''
+    for part in release.split('.'):
+        digits = ''
+        for ch in part:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        v += ('.' if v else '') + digits
+        if digits != part:
+            break
+    return v or None
+
+
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, errors='replace') as f:
+        return f.read().splitlines()
+
+
+def kernel_id(db, name, meta, boot):
+    image_key = meta.get('image_key') or 'unknown'
+    release = boot.get('kernel')
+    series, config = build_hashes(name, meta)
+    row = db.execute('SELECT id FROM kernels WHERE name = ? AND image_key = ?',
+                     (name, image_key)).fetchone()
+    if row is None:
+        return db.execute('INSERT INTO kernels (name, image_key, release, base_version, series_hash, config_hash) '
+                          'VALUES (?, ?, ?, ?, ?, ?)',
+                          (name, image_key, release, base_version(release), series, config)).lastrowid
+    db.execute('UPDATE kernels SET release = coalesce(release, ?), base_version = coalesce(base_version, ?), '
+               'series_hash = coalesce(series_hash, ?), config_hash = coalesce(config_hash, ?) WHERE id = ?',
+               (release, base_version(release), series, config, row[0]))
+    return row[0]
+
+
+def store_kselftest(db, run_id, kernel, meta, lines, known, expect):
+    results, _ = tap.parse_results(lines)
+    tests = records.kv_words(meta.get('args', '')).get('tests')
+    tests = set(tests.split(',')) if tests else None
+    if tests:
+        for t in sorted(tests - {r.test for r in results}):
+            results.append(tap.Result(t, '(binary)', 'fail', 'no results at all'))
+    _, _, surprises = tap.summarize(results, kernel, tap.read_known(known), tap.read_expect(expect), tests)
+    surprising = {(key, got) for key, _, got in surprises}
+    expect_of = tap.read_expect(expect)
+    rows = []
+    for r in results:
+        want = expect_of.get(r.key, {}).get(kernel, 'pass')
+        rows.append((r.test, r.subtest, r.outcome, r.reason, want, int((r.key, r.outcome) in surprising)))
+    for key, want, got in surprises:
+        if got == 'did not run':
+            test, _, subtest = key.partition(':')
+            rows.append((test, subtest, 'miss', 'listed in the matrix, did not run', want, 1))
+    db.executemany('INSERT INTO kselftest (run_id, ord, test, subtest, outcome, reason, expected, surprise) '
+                   'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+                   [(run_id, i, *row) for i, row in enumerate(rows, 1)])
+    return len(rows)
+
+
+class Interner:
+    """name -> id in a lookup table, cached; new names are inserted inside
+    the run's transaction (and vanish with it on a rollback)."""
+
+    def __init__(self, db, table):
+        self.db, self.table = db, table
+        self.ids = dict((n, i) for i, n in db.execute(f'SELECT id, name FROM {table}'))
+
+    def __getitem__(self, name):
+        i = self.ids.get(name)
+        if i is None:
+            i = self.ids[name] = self.db.execute(f'INSERT INTO {self.table} (name) VALUES (?)', (name,)).lastrowid
+        return i
+
+
+def store_samples(db, run_id, path, label):
+    """Store the complete snapshots of samples.log; return the walker (counts, records)."""
+    sources, keys = Interner(db, 'sources'), Interner(db, 'keys')
+    src_ids, key_ids = sources.ids, keys.ids
+    snaps = samples = 0
+    t0 = last = time.monotonic()
+    with open(path, errors='replace') as f:
+        walk = records.Samples(f)
+        for seq, gen, t_ms, note, rows in walk:
+            data = []
+            for s, k, v in rows:
+                si = src_ids.get(s)
+                if si is None:
+                    si = sources[s]
+                ki = key_ids.get(k)
+                if ki is None:
+                    ki = keys[k]
+                data.append((run_id, seq, gen, t_ms, si, ki, v))
+            db.execute('INSERT INTO snapshots (run_id, seq, gen, t_ms, note, lines) VALUES (?, ?, ?, ?, ?, ?)',
+                       (run_id, seq, gen, t_ms, note, len(rows)))
+            db.executemany('INSERT INTO samples (run_id, seq, gen, t_ms, source_id, key_id, value) '
+                           'VALUES (?, ?, ?, ?, ?, ?, ?)', data)
+            snaps += 1
+            samples += len(rows)
+            walk.last_gen, walk.last_t_ms = gen, t_ms
+            now = time.monotonic()
+            if now - last >= PROGRESS_SECS:
+                last = now
+                print(f'ingest: {label}: {snaps} snapshots, {samples} samples '
+                      f'({samples / (now - t0):.0f}/s) ...', file=sys.stderr, flush=True)
+    walk.snapshots, walk.samples = snaps, samples
+    return walk
+
+
+def delete_run(db, run_id):
+    for table in ('samples', 'snapshots', 'kselftest', 'params'):
+        db.execute(f'DELETE FROM {table} WHERE run_id = ?', (run_id,))
+    db.execute('DELETE FROM runs WHERE id = ?', (run_id,))
+
+
+def ingest(db, run_dir, replace=False, known=None, expect=None, db_path=''):
+    """Store one run folder; return the line to print."""
+    run_dir = os.path.abspath(run_dir.rstrip('/'))
+    name = os.path.basename(os.path.realpath(run_dir))
+    if not os.path.isfile(os.path.join(run_dir, 'meta')):
+        raise RunError(f'{run_dir} is not a run folder (no meta file from qemu-run/boot.sh)')
+    meta = records.read_meta(os.path.join(run_dir, 'meta'))
+    for key in ('kernel', 'job', 'started'):
+        if not meta.get(key):
+            raise RunError(f'{run_dir}/meta has no {key}=')
+    kernel, job, kind = meta['kernel'], meta['job'], kind_of(meta['job'])
+    uid = f'{name}@{meta["started"]}'
+    results = read_lines(os.path.join(run_dir, 'results.log'))
+    boot, done = records.read_boot(results)
+    summary = read_lines(os.path.join(run_dir, 'summary'))
+    t0 = time.monotonic()
+
+    db.execute('BEGIN IMMEDIATE')
+    try:
+        old = db.execute('SELECT id FROM runs WHERE uid = ?', (uid,)).fetchone()
+        if old and not replace:
+            db.execute('ROLLBACK')
+            return f'ingest: {name}: already stored as run {old[0]} (--replace to store it anew)'
+        if old:
+            delete_run(db, old[0])
+        kid = kernel_id(db, kernel, meta, boot)
+        args = meta.get('args', '')
+        run_id = db.execute(
+            'INSERT INTO runs (uid, kind, kernel_id, job, args, workload, started, wall_secs, mem_mib, smp, '
+            'verdict, done_rc, error, snapshots, dropped, summary, cmdline, run_dir, ingested) '
+            'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)',
+            (uid, kind, kid, job, args, args, meta['started'], to_int(meta.get('wall_secs')),
+             to_int(meta.get('mem')), to_int(meta.get('smp')), meta.get('verdict') or 'unfinished',
+             done and done['rc'], done and done['error'], summary[-1] if summary else None,
+             meta.get('cmdline'), run_dir,
+             datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))).lastrowid
+        params = records.kv_words(args)
+        if kind == 'kselftest':
+            n = store_kselftest(db, run_id, kernel, meta, results, known, expect)
+            what = f'kselftest on {kernel}, {n} subtests'
+        else:
+            path = os.path.join(run_dir, 'samples.log')
+            if not os.path.exists(path):
+                raise RunError(f'{path} is missing: a soak run writes its samples there')
+            w = store_samples(db, run_id, path, name)
+            if w.run is not None:
+                params = w.run
+            end = w.end or {}
+            gens = to_int(end.get('gens'))
+            if gens is None and w.snapshots:
+                gens = w.last_gen
+            t_ms = to_int(end.get('t_ms'))
+            if t_ms is None and w.snapshots:
+                t_ms = w.last_t_ms
+            db.execute('UPDATE runs SET workload = ?, soak_rc = ?, gens = ?, t_ms = ?, snapshots = ?, dropped = ? '
+                       'WHERE id = ?', (w.run_line or args, end.get('rc'), gens, t_ms,
+                                        w.snapshots, w.dropped, run_id))
+            what = f'soak on {kernel}, {w.snapshots} snapshots, {w.samples} samples'
+            if w.dropped:
+                what += f'; {w.dropped} snapshots dropped ({"; ".join(w.problems[:3])})'
+            if w.end is None:
+                what += '; no "@@ end" record'
+        db.executemany('INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)',
+                       [(run_id, k, v) for k, v in params.items()])
+        db.execute('COMMIT')
+    except BaseException:
+        db.execute('ROLLBACK')
+        raise
+    secs = max(time.monotonic() - t0, 1e-6)
+    rate = f', {w.samples / secs / 1000:.0f}k samples/s' if kind == 'soak' else ''
+    return f'ingest: {name}: run {run_id}, {what} in {secs:.1f} s{rate} -> {db_path}'
+
+
+def to_int(s):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog='The database: --db, else $RUNS_DB, else $BUILD/db/runs.sqlite.')
+    ap.add_argument('run_dirs', nargs='+', metavar='RUN_DIR')
+    ap.add_argument('--db', help='the database file (created when missing)')
+    ap.add_argument('--replace', action='store_true', help='store a run again if it is there already')
+    ap.add_argument('--known', default=os.path.join(store.TOP, 'qemu-run', 'known-issues'))
+    ap.add_argument('--expect', default=os.path.join(store.TOP, 'qemu-run', 'expectations'))
+    args = ap.parse_args(argv)
+    path = args.db or store.default_path()
+    db = store.connect(path)
+    status = 0
+    for d in args.run_dirs:
+        try:
+            print(ingest(db, d, args.replace, args.known, args.expect, path), flush=True)
+        except (RunError, OSError) as e:
+            print(f'ingest: error: {e}', file=sys.stderr)
+            status = 1
+    db.close()
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,88 @@
+"""The runs database: where it is, how to open it, its schema version.
+
+The schema is the ordered list of migrations in db/schema/NNN-*.sql;
+PRAGMA user_version says how many have been applied.  connect() applies
+the missing ones, each in its own transaction, so every program that opens
+the database sees the current schema.
+
+Where: $RUNS_DB, else $BUILD/db/runs.sqlite (BUILD defaults to ./build at
+the top of the repository, as in qemu-run/lib.sh).
+"""
+import glob
+import os
+import re
+import sqlite3
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA_DIR = os.path.join(TOP, 'db', 'schema')
+
+
+def migrations():
+    """[(version, path)] of db/schema/NNN-*.sql, in order, numbered 1, 2, ..."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(SCHEMA_DIR, '[0-9]*.sql'))):
+        found.append((int(re.match(r'(\d+)', os.path.basename(path)).group(1)), path))
+    for want, (got, path) in enumerate(found, 1):
+        if got != want:
+            raise SystemExit(f'{path}: migration {got} found where {want} was due')
+    return found
+
+
+SCHEMA_VERSION = len(migrations())
+
+
+def default_path():
+    if os.environ.get('RUNS_DB'):
+        return os.environ['RUNS_DB']
+    return os.path.join(os.environ.get('BUILD') or os.path.join(TOP, 'build'), 'db', 'runs.sqlite')
+
+
+def connect(path=None, create=True):
+    """Open (and create or migrate) the database; autocommit mode: the
+    callers say BEGIN and COMMIT themselves."""
+    path = path or default_path()
+    if not create and not os.path.exists(path):
+        raise FileNotFoundError(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    db = sqlite3.connect(path, isolation_level=None, timeout=60)
+    db.execute('PRAGMA journal_mode = WAL')
+    db.execute('PRAGMA synchronous = NORMAL')
+    db.execute('PRAGMA cache_size = -65536')   # KiB: the hot pages of a 1M-sample load
+    migrate(db, path)
+    return db
+
+
+def migrate(db, path='the database'):
+    version = db.execute('PRAGMA user_version').fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise SystemExit(f'{path} has schema version {version}, newer than this '
+                         f'checkout knows ({SCHEMA_VERSION}): update the checkout')
+    for n, script in migrations()[version:]:
+        with open(script) as f:
+            sql = f.read()
+        # One transaction per migration: a kill leaves the previous version.
+        db.execute('BEGIN IMMEDIATE')
+        try:
+            # executescript() would commit first; run the statements one by one.
+            for stmt in split_sql(sql):
+                db.execute(stmt)
+            db.execute(f'PRAGMA user_version = {n}')
+            db.execute('COMMIT')
+        except BaseException:
+            db.execute('ROLLBACK')
+            raise
+
+
+def split_sql(sql):
+    """The statements of an SQL script (no triggers in the schema)."""
+    stmts, cur = [], ''
+    for line in sql.splitlines(keepends=True):
+        if line.lstrip().startswith('--'):
+            continue
+        cur += line
+        if sqlite3.complete_statement(cur):
+            stmts.append(cur.strip())
+            cur = ''
+    if cur.strip():
+        raise SystemExit(f'unterminated SQL statement in the schema: {cur.strip()[:60]}...')
+    return stmts

@@ -1,0 +1,386 @@
+"""db/ingest.py against fake run folders (fake_run.py) and the real
+kselftest fixture: counts, idempotence, dropped snapshots, a SIGKILL in
+the middle of the transaction, schema versions."""
+import contextlib
+import io
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, HERE)
+import check  # noqa: E402
+import fake_run  # noqa: E402
+import ingest  # noqa: E402
+import records  # noqa: E402
+import store  # noqa: E402
+
+INGEST = os.path.join(TOP, 'db', 'ingest.py')
+FIXTURE = os.path.join(TOP, 'qemu-run', 'tests', 'fixtures', 'results-original-kselftest.log')
+SOAK_FIXTURE = os.path.join(TOP, 'qemu-run', 'tests', 'fixtures', 'samples-original-soak.log')
+
+
+consistent = check.problems
+
+
+def counts(db):
+    return tuple(db.execute(f'SELECT count(*) FROM {t}').fetchone()[0]
+                 for t in ('kernels', 'runs', 'params', 'kselftest', 'sources', 'keys', 'snapshots', 'samples'))
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='db-test-')
+        self.path = os.path.join(self.tmp, 'runs.sqlite')
+        self.expect = os.path.join(self.tmp, 'expectations')
+        with open(self.expect, 'w') as f:
+            f.write(fake_run.expectations_text())
+        self.known = os.path.join(self.tmp, 'known-issues')
+        open(self.known, 'w').close()
+        self.db = store.connect(self.path)
+
+    def tearDown(self):
+        self.db.close()
+        shutil.rmtree(self.tmp)
+
+    def ingest(self, d, replace=False):
+        return ingest.ingest(self.db, d, replace, self.known, self.expect, self.path)
+
+    def one(self, sql, *args):
+        return self.db.execute(sql, args).fetchone()[0]
+
+
+class Soak(Base):
+    def test_original_and_patched(self):
+        for k in ('original', 'patched'):
+            d = os.path.join(self.tmp, k)
+            n = fake_run.soak_run(d, k, gens=400, sample_every=20)
+            line = self.ingest(d)
+            self.assertIn(f'soak on {k}, 22 snapshots, {n} samples', line)
+        self.assertEqual(consistent(self.db), [])
+        self.assertEqual(self.one("SELECT count(*) FROM run_list WHERE kind = 'soak'"), 2)
+        # The bug in the fake data: dying cgroups grow on original only.
+        final = dict(self.db.execute('SELECT kernel, final_dying FROM soak_final'))
+        self.assertGreater(final['original'], 250)
+        self.assertLess(final['patched'], 60)
+        dying = [r[0] for r in self.db.execute(
+            "SELECT dying FROM dying WHERE kernel = 'original' AND note IS NULL ORDER BY gen")]
+        self.assertEqual(len(dying), 21)
+        self.assertGreater(dying[-1], dying[len(dying) // 2])
+        self.assertEqual(self.one("SELECT count(*) FROM dying WHERE note = 'after=drop_caches'"), 2)
+        self.assertEqual(self.one("SELECT value FROM params p JOIN runs r ON r.id = p.run_id "
+                                  "JOIN kernels k ON k.id = r.kernel_id WHERE k.name = 'patched' AND key = 'seed'"), '1')
+        self.assertEqual(self.one("SELECT count(DISTINCT gen) FROM memory_stat WHERE key = 'anon' AND kernel = 'patched'"), 21)
+        self.assertEqual(self.one("SELECT gens FROM run_list WHERE kernel = 'original'"), 400)
+        self.assertEqual(self.one("SELECT soak_rc FROM run_list WHERE kernel = 'original'"), 0)
+        self.assertEqual(self.one("SELECT base_version FROM kernels WHERE name = 'original'"), '6.12.118')
+
+    def test_twice_is_once(self):
+        d = os.path.join(self.tmp, 'o')
+        fake_run.soak_run(d, 'original', gens=200)
+        self.ingest(d)
+        before = counts(self.db)
+        self.assertIn('already stored as run 1', self.ingest(d))
+        self.assertIn('already stored', self.ingest(d + '/'))
+        self.assertEqual(counts(self.db), before)
+        self.assertIn('soak on original', self.ingest(d, replace=True))
+        self.assertEqual(counts(self.db), before)
+        self.assertEqual(consistent(self.db), [])
+
+    def test_same_folder_name_other_start_is_another_run(self):
+        d = os.path.join(self.tmp, 'o')
+        fake_run.soak_run(d, 'original', gens=100, started='2026-12-03T10:00:00Z')
+        self.ingest(d)
+        fake_run.soak_run(d, 'original', gens=100, started='2026-12-04T10:00:00Z')
+        self.ingest(d)
+        self.assertEqual(self.one('SELECT count(*) FROM runs'), 2)
+        self.assertEqual(self.one('SELECT count(*) FROM kernels'), 1)
+
+    def test_truncated_last_snapshot_is_dropped(self):
+        d = os.path.join(self.tmp, 'o')
+        n = fake_run.soak_run(d, 'original', gens=200, sample_every=50, truncate=True)
+        line = self.ingest(d)
+        self.assertIn(f'4 snapshots, {n} samples', line)
+        self.assertIn('1 snapshots dropped (snapshot 5: cut short', line)
+        self.assertIn('no "@@ end" record', line)
+        self.assertEqual(self.one('SELECT dropped FROM runs'), 1)
+        self.assertIsNone(self.one('SELECT soak_rc FROM runs'))
+        self.assertEqual(self.one('SELECT gens FROM runs'), 150)   # the last stored snapshot
+        self.assertEqual(self.one('SELECT count(*) FROM samples WHERE seq = 5'), 0)
+        self.assertEqual(consistent(self.db), [])
+
+    def test_miscounted_snapshot_is_dropped(self):
+        d = os.path.join(self.tmp, 'o')
+        fake_run.soak_run(d, 'original', gens=200, sample_every=50, miscount=True)
+        line = self.ingest(d)
+        self.assertRegex(line, r'1 snapshots dropped \(snapshot 3: \d+ data lines, "@@ endsample" says 1\d+\)')
+        self.assertEqual(self.one('SELECT snapshots FROM runs'), 5)
+        self.assertEqual(consistent(self.db), [])
+
+    def test_not_a_run(self):
+        with self.assertRaisesRegex(ingest.RunError, 'not a run folder'):
+            self.ingest(self.tmp)
+        d = os.path.join(self.tmp, 'shell')
+        os.makedirs(d)
+        fake_run.write_meta(d, 'patched', 'shell', '', '2026-12-03T10:00:00Z', 3)
+        with self.assertRaisesRegex(ingest.RunError, 'job "shell" leaves nothing to store'):
+            self.ingest(d)
+        self.assertEqual(counts(self.db)[1], 0)
+
+    def test_unfinished_run(self):
+        # A boot that never ended: no wall_secs or verdict, no "@@ done".
+        d = os.path.join(self.tmp, 'o')
+        fake_run.soak_run(d, 'original', gens=100, end=False)
+        with open(os.path.join(d, 'meta')) as f:
+            meta = [x for x in f if not x.startswith(('wall_secs=', 'verdict='))]
+        with open(os.path.join(d, 'meta'), 'w') as f:
+            f.writelines(meta)
+        with open(os.path.join(d, 'results.log'), 'w') as f:
+            f.write('@@ boot kernel=6.12.118+ job=soak\n')
+        self.ingest(d)
+        row = self.db.execute('SELECT verdict, wall_secs, done_rc, soak_rc FROM runs').fetchone()
+        self.assertEqual(row, ('unfinished', None, None, None))
+
+
+class RealSoak(Base):
+    @unittest.skipUnless(os.path.exists(SOAK_FIXTURE), 'no captured soak fixture')
+    def test_captured_samples(self):
+        """A samples.log captured from a real guest: every snapshot whole,
+        the same dying count as the soak's own progress record."""
+        d = os.path.join(self.tmp, 'real-soak')
+        os.makedirs(d)
+        shutil.copy(SOAK_FIXTURE, os.path.join(d, 'samples.log'))
+        fake_run.write_meta(d, 'original', 'soak', 'gens=20 sample_every=10', '2026-12-03T11:00:00Z', 30)
+        with open(os.path.join(d, 'results.log'), 'w') as f:
+            f.write('@@ boot kernel=6.12.118+ job=soak\r\n@@ done rc=0\r\n')
+        with open(SOAK_FIXTURE) as f:
+            lines = f.read().splitlines()
+        data = sum(1 for x in lines if not x.startswith('@@'))
+        progress = [x for x in lines if x.startswith('@@ progress')][-1]
+        self.assertIn(f'{data} samples', self.ingest(d))
+        self.assertEqual(consistent(self.db), [])
+        self.assertEqual(self.one('SELECT dropped FROM runs'), 0)
+        final = self.db.execute('SELECT gen, dying FROM dying WHERE note IS NULL ORDER BY seq DESC').fetchone()
+        self.assertEqual(f'gen={final[0]}', progress.split()[2])
+        self.assertEqual(f'dying={final[1]}', progress.split()[4])
+        self.assertEqual(self.one("SELECT count(*) FROM dying WHERE note = 'after=drop_caches'"), 1)
+        self.assertEqual(self.one("SELECT value FROM params WHERE key = 'sample_every'"), '10')
+        self.assertEqual(self.one('SELECT t_ms FROM runs'), int(lines[-1].split('t_ms=')[1]))
+
+
+class AgreesWithSoakScan(Base):
+    """qemu-run/soak.sh reads samples.log on the host too (its summary line):
+    both must count the same complete and dropped snapshots."""
+    SOAK_SH = os.path.join(TOP, 'qemu-run', 'soak.sh')
+
+    @unittest.skipUnless(os.path.exists(SOAK_SH), 'no qemu-run/soak.sh')
+    def test_same_counts(self):
+        d = os.path.join(self.tmp, 'o')
+        fake_run.soak_run(d, 'original', gens=300, sample_every=50, truncate=True, miscount=True)
+        scan = subprocess.run([self.SOAK_SH, '--scan', os.path.join(d, 'samples.log')],
+                              capture_output=True, text=True)
+        if 'complete=' not in scan.stdout:
+            self.skipTest(f'soak.sh --scan said no counts: {scan.stdout[:200]} {scan.stderr[:200]}')
+        fields = records.kv_words(scan.stdout)
+        self.ingest(d)
+        self.assertEqual(self.db.execute('SELECT snapshots, dropped FROM runs').fetchone(),
+                         (int(fields['complete']), int(fields['dropped'])))
+
+
+class Kselftest(Base):
+    def test_matrix(self):
+        for k in ('original', 'patched'):
+            d = os.path.join(self.tmp, k)
+            fake_run.kselftest_run(d, k)
+            self.ingest(d)
+        m = {(k, s): (o, e, x) for k, s, o, e, x in self.db.execute(
+            'SELECT kernel, subtest, outcome, expected, surprise FROM kselftest_matrix')}
+        self.assertEqual(m['original', 'test_reparent_pagecache'], ('fail', 'fail', 0))
+        self.assertEqual(m['patched', 'test_reparent_pagecache'], ('pass', 'pass', 0))
+        self.assertEqual(m['original', 'test_reparent_slab'], ('pass', 'pass', 0))
+        self.assertEqual(self.one('SELECT count(*) FROM kselftest WHERE surprise = 1'), 0)
+        self.assertEqual(self.one("SELECT summary FROM run_list WHERE kernel = 'patched'"), 'patched: fake summary line')
+
+    def test_real_fixture_agrees_with_tap(self):
+        """The stored outcomes are tap.py's: the same counts as its summary line."""
+        d = os.path.join(self.tmp, 'real')
+        os.makedirs(d)
+        shutil.copy(FIXTURE, os.path.join(d, 'results.log'))
+        fake_run.write_meta(d, 'original', 'kselftest', 'tests=test_core,test_kmem,test_memcontrol,test_zswap',
+                            '2026-12-03T09:44:04Z', 23)
+        self.ingest(d)
+        tap_py = os.path.join(TOP, 'qemu-run', 'tap.py')
+        out = subprocess.run([sys.executable, tap_py, '--kernel', 'original', '--known', self.known,
+                              '--expect', self.expect, '--tests', 'test_core,test_kmem,test_memcontrol,test_zswap',
+                              os.path.join(d, 'results.log')], capture_output=True, text=True).stdout
+        got = dict(self.db.execute('SELECT outcome, count(*) FROM kselftest GROUP BY outcome'))
+        want = f'original: {got.get("pass", 0)} passed, {got.get("fail", 0)} failed, {got.get("skip", 0)} skipped;'
+        self.assertIn(want, out.splitlines()[-1])
+        self.assertEqual(self.one('SELECT count(*) FROM kselftest WHERE surprise = 1'),
+                         int(out.splitlines()[-1].split()[-2]))
+
+    def test_missing_from_matrix(self):
+        d = os.path.join(self.tmp, 'o')
+        fake_run.kselftest_run(d, 'original')
+        with open(self.expect, 'a') as f:
+            f.write('test_memcg_reparent:test_reparent_writeback  fail pass pass\n')
+        self.ingest(d)
+        self.assertEqual(self.db.execute("SELECT outcome, surprise FROM kselftest WHERE subtest = "
+                                         "'test_reparent_writeback'").fetchone(), ('miss', 1))
+
+
+class Parse(unittest.TestCase):
+    def walk(self, text):
+        w = records.Samples(io.StringIO(text))
+        return [(s, g, t, n, r) for s, g, t, n, r in w], w
+
+    def test_framing(self):
+        snaps, w = self.walk(
+            '@@ run soak seed=3 gens=10\r\n'
+            '@@ sample 1 gen=0 t_ms=5\r\n'
+            'cgroup.stat nr_dying_descendants 0\r\n'
+            'meminfo Slab 100\r\n'
+            '@@ endsample 1 lines=2\r\n'
+            '@@ progress gen=0 t_ms=6 dying=0\n'
+            'stray line outside a snapshot\n'
+            '@@ sample 2 gen=5 t_ms=10 after=drop_caches\n'
+            'meminfo Slab -3\n'
+            '@@ endsample 2 lines=1\n'
+            '@@ end rc=0 gens=10 t_ms=99\n')
+        self.assertEqual(snaps, [
+            (1, 0, 5, None, [('cgroup.stat', 'nr_dying_descendants', 0), ('meminfo', 'Slab', 100)]),
+            (2, 5, 10, 'after=drop_caches', [('meminfo', 'Slab', -3)])])
+        self.assertEqual(w.run, {'seed': '3', 'gens': '10'})
+        self.assertEqual(w.run_line, 'seed=3 gens=10')
+        self.assertEqual(w.end, {'rc': 0, 'gens': '10', 't_ms': '99'})
+        self.assertEqual(w.dropped, 0)
+
+    def test_drops(self):
+        snaps, w = self.walk(
+            '@@ sample 1 gen=0 t_ms=5\nmeminfo Slab 1\n'          # no endsample: next header comes
+            '@@ sample 2 gen=1 t_ms=6\nmeminfo Slab x\n@@ endsample 2 lines=1\n'     # not an integer
+            '@@ sample 3 gen=2 t_ms=7\nmeminfo Slab 1\nmeminfo Slab 2\n@@ endsample 3 lines=2\n'  # twice
+            '@@ sample 4 gen=3 t_ms=8\nmeminfo Slab 1\n@@ endsample 5 lines=1\n'     # someone else's end
+            '@@ sample 6 gen=4 t_ms=9\nmeminfo Slab 1\n@@ endsample 6 lines=1\n'     # good
+            '@@ sample 6 gen=5 t_ms=9\nmeminfo Slab 1\n@@ endsample 6 lines=1\n'     # seq again
+            '@@ endsample 7 lines=0\n'                                   # no header: not a snapshot
+            '@@ sample 9 gen=6 t_ms=9\nmeminfo Slab  1\n@@ endsample 9 lines=1\n'    # two spaces
+            '@@ sample 10 gen=6 t_ms=9\nmeminfo Slab 1_0\n@@ endsample 10 lines=1\n'  # not digits
+            '@@ sample 11 gen=7 t_ms=9\nmeminfo Slab 1\n@@ progress gen=7 t_ms=9 dying=0\n'
+            'meminfo Percpu 1\n@@ endsample 11 lines=1\n'                         # cut by a record
+            '@@ sample 8 gen=6 t_ms=10\nmeminfo Sl')                               # cut short
+        self.assertEqual([s[0] for s in snaps], [6])
+        self.assertEqual(w.dropped, 9)
+        self.assertIn('cut short', w.problems[-1])
+
+    def test_done_record(self):
+        boot, done = records.read_boot(['@@ boot kernel=6.12.118+ job=soak', '@@ done rc=2 error=no soak binary'])
+        self.assertEqual(boot['kernel'], '6.12.118+')
+        self.assertEqual(done, {'rc': 2, 'error': 'no soak binary'})
+        self.assertEqual(ingest.base_version('6.12.118+'), '6.12.118')
+        self.assertEqual(ingest.base_version('6.12.0-rc1-dirty'), '6.12.0')
+        self.assertIsNone(ingest.base_version(None))
+
+
+class Schema(unittest.TestCase):
+    def test_versions(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'x.sqlite')
+            db = store.connect(path)
+            self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
+            db.execute(f'PRAGMA user_version = {store.SCHEMA_VERSION + 1}')
+            db.close()
+            with self.assertRaisesRegex(SystemExit, 'newer than this checkout'):
+                store.connect(path)
+
+    def test_default_path(self):
+        env = dict(os.environ)
+        try:
+            os.environ.pop('RUNS_DB', None)
+            os.environ['BUILD'] = '/b'
+            self.assertEqual(store.default_path(), '/b/db/runs.sqlite')
+            os.environ['RUNS_DB'] = '/x.sqlite'
+            self.assertEqual(store.default_path(), '/x.sqlite')
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+
+
+class Kill(unittest.TestCase):
+    """SIGKILL the ingest in the middle of its transaction: the database is
+    as it was, consistent, and the run can be stored afterwards."""
+
+    def test_sigkill_mid_transaction(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'runs.sqlite')
+            small, big = os.path.join(tmp, 'small'), os.path.join(tmp, 'big')
+            fake_run.soak_run(small, 'patched', gens=100)
+            n = fake_run.soak_run(big, 'original', gens=2000, sample_every=10)   # ~100k samples
+            env = dict(os.environ, RUNS_DB=path)
+            subprocess.run([sys.executable, INGEST, small], env=env, check=True, capture_output=True)
+            db = sqlite3.connect(path)
+            before = counts(db)
+            db.close()
+            size = os.path.getsize(os.path.join(big, 'samples.log'))
+            # Halfway through the file: surely inside the transaction.  At
+            # its end: in the last inserts or the commit, so either nothing
+            # or the whole run may be there, never a part.
+            for where in (0.5, 1.0):
+                p = subprocess.Popen([sys.executable, INGEST, big], env=env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                pos = wait_read(p, 'samples.log', size * where)
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                if where < 1:
+                    self.assertIsNotNone(pos, 'ingest ended before it could be killed')
+                db = sqlite3.connect(path)
+                self.assertEqual(consistent(db), [], f'killed at {pos}/{size}')
+                now = counts(db)
+                db.close()
+                if now != before:
+                    self.assertEqual(where, 1.0, f'killed at {pos}/{size}: {before} -> {now}')
+                    self.assertEqual(now[1], before[1] + 1)      # the whole run went in
+                    self.assertEqual(now[-1], before[-1] + n)
+                    return
+            out = subprocess.run([sys.executable, INGEST, big], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            self.assertIn(f'{n} samples', out)
+            db = sqlite3.connect(path)
+            self.assertEqual(consistent(db), [])
+            self.assertEqual(counts(db)[-1], before[-1] + n)
+            db.close()
+
+
+def wait_read(proc, name, want, timeout=60):
+    """Wait until proc has read want bytes of its open file called name (its
+    offset in /proc/PID/fdinfo); return the offset, or None if it ended or
+    closed the file first."""
+    deadline = time.monotonic() + timeout
+    seen = False
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = False
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f'/proc/{proc.pid}/fd'):
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    if os.readlink(f'/proc/{proc.pid}/fd/{fd}').endswith('/' + name):
+                        found = seen = True
+                        with open(f'/proc/{proc.pid}/fdinfo/{fd}') as f:
+                            pos = int(f.readline().split()[1])
+                        if pos >= want:
+                            return pos
+        if seen and not found:
+            return None
+        time.sleep(0.001)
+    return None
+
+
+if __name__ == '__main__':
+    unittest.main()

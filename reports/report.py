@@ -1,0 +1,591 @@
+#!/usr/bin/env python3
+"""Render the dashboard: original vs patched, from the runs database.
+
+usage: reports/report.py [--db PATH] [--out DIR]
+
+Reads the database (--db, else $RUNS_DB, else $BUILD/db/runs.sqlite),
+writes DIR/index.html (default $BUILD/report) with PNG plots drawn by the
+gnuplot scripts in reports/plots/, the data behind every plot in DIR/data/,
+and the cover-letter table in DIR/table.txt.  The latest soak run of each
+kernel is compared; a kernel without one, or an empty database, is said
+so on the page.  Ends with one line: where the page is and how long it took.
+"""
+import argparse
+import bisect
+import datetime
+import html
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+import store  # noqa: E402
+from kernels import KERNELS  # noqa: E402
+
+PLOTS = os.path.join(HERE, 'plots')
+
+# What the page shows; change it here.
+DYING_HELP = ('nr_dying_subsys_memory of the soak parent\'s cgroup.stat '
+              '(nr_dying_descendants on kernels without it)')
+# The memory dying cgroups cost, from /proc/meminfo (kB): name -> keys summed.
+COST = [('slab', ['Slab']), ('percpu', ['Percpu']),
+        ('kernel', ['Slab', 'Percpu', 'KernelStack', 'PageTables'])]
+# The cover letter's "mem diff": the difference in slab and percpu usage.
+TABLE_MEM = ['Slab', 'Percpu']
+PERIODS = 7                     # columns of the table, like the cover letter's days 0..6
+MEMORY_STAT = ['anon', 'file', 'kernel', 'slab', 'percpu', 'shmem', 'file_mapped', 'sock']
+TOP_SLABS = 8                   # slabinfo caches shown: those that grew most
+RECENT_RUNS = 30
+
+
+def mb(kb):
+    return kb / 1024.0
+
+
+class Store:
+    """Read access to the runs database, by name."""
+
+    def __init__(self, db):
+        self.db = db
+        self.sources = dict(db.execute('SELECT name, id FROM sources'))
+        self.keys = dict(db.execute('SELECT name, id FROM keys'))
+
+    def q(self, sql, *args):
+        return self.db.execute(sql, args).fetchall()
+
+    def series(self, run_id, source, key):
+        """{seq: value} of one key of one source in one run."""
+        s, k = self.sources.get(source), self.keys.get(key)
+        if s is None or k is None:
+            return {}
+        return dict(self.db.execute('SELECT seq, value FROM samples WHERE source_id = ? AND key_id = ? '
+                                    'AND run_id = ?', (s, k, run_id)))
+
+
+class Soak:
+    """The latest soak run of one kernel, with the series the page draws."""
+
+    def __init__(self, st, row):
+        (self.run_id, self.kernel, self.started, self.gens, self.workload, self.snapshots,
+         self.dropped, self.verdict, self.release, self.soak_rc, self.t_ms) = row
+        snaps = st.q('SELECT seq, gen, t_ms, note, dying FROM dying WHERE run_id = ? ORDER BY seq', self.run_id)
+        self.snaps = [s for s in snaps if s[3] is None]          # the soak itself
+        self.drop = [s for s in snaps if s[3] and 'drop_caches' in s[3]]
+        self.meminfo = {k: st.series(self.run_id, 'meminfo', k)
+                        for k in {k for _, keys in COST for k in keys} | set(TABLE_MEM)}
+
+    def gens_of(self):
+        return [s[1] for s in self.snaps]
+
+    def mem_kb(self, keys, seq):
+        vals = [self.meminfo.get(k, {}).get(seq) for k in keys]
+        return None if any(v is None for v in vals) else sum(vals)
+
+    def at_gen(self, g):
+        """The last snapshot at or before generation g."""
+        i = bisect.bisect_right(self.gens_of(), g) - 1
+        return self.snaps[i] if i >= 0 else None
+
+
+def interp(xs, ys, x):
+    """ys at x, linearly between the points of xs (sorted); None outside."""
+    if not xs or x < xs[0] or x > xs[-1]:
+        return None
+    i = bisect.bisect_left(xs, x)
+    if xs[i] == x or i == 0:
+        return ys[i]
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return 'n/a'
+    return f'{v:.{digits}f}' if digits else f'{round(v)}'
+
+
+class Page:
+    def __init__(self, out):
+        self.out = out
+        self.parts = []
+        self.jobs = []          # gnuplot processes: (png, Popen, stderr path)
+
+    def add(self, s):
+        self.parts.append(s)
+
+    def notice(self, text):
+        self.add(f'<p class="notice">{text}</p>')
+
+    def write_data(self, name, header, rows, comment=''):
+        path = os.path.join(self.out, 'data', name)
+        with open(path, 'w') as f:
+            if comment:
+                f.write(f'# {comment}\n')
+            f.write('\t'.join(header) + '\n')
+            for r in rows:
+                f.write('\t'.join('NaN' if v is None else (f'{v:.3f}' if isinstance(v, float) else str(v))
+                                  for v in r) + '\n')
+        return path
+
+    def plot(self, script, png, alt, caption, data_links, **var):
+        """Start gnuplot on script; put the figure on the page."""
+        args = ['gnuplot']
+        for k, v in dict(var, out=os.path.join(self.out, png)).items():
+            args += ['-e', f'{k}={gp(v)}']
+        args.append(script)
+        err = os.path.join(self.out, 'data', png + '.log')
+        with open(err, 'w') as ef:
+            self.jobs.append((png, subprocess.Popen(args, cwd=PLOTS, stdout=ef, stderr=subprocess.STDOUT), err))
+        links = ' '.join(f'<a href="data/{html.escape(os.path.basename(p))}">{html.escape(t)}</a>'
+                         for t, p in data_links)
+        self.add(f'<figure><img src="{png}" alt="{html.escape(alt)}" width="900" height="460">'
+                 f'<figcaption>{caption} <span class="data">data: {links}</span></figcaption></figure>')
+
+    def wait(self):
+        bad = []
+        for png, p, err in self.jobs:
+            if p.wait() != 0 or not os.path.exists(os.path.join(self.out, png)):
+                with open(err) as f:
+                    bad.append(f'{png}: gnuplot failed:\n{f.read()}')
+            elif os.path.getsize(err) == 0:
+                os.remove(err)
+        return bad
+
+
+def gp(v):
+    """A gnuplot literal for v."""
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        v = ' '.join("'" + str(w).replace("'", '') + "'" for w in v)
+    return '"' + str(v).replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+def esc(v):
+    return html.escape('' if v is None else str(v))
+
+
+def section_runs(page, soaks, st):
+    page.add('<h2 id="runs">Runs compared</h2>')
+    if not soaks:
+        page.notice('No soak run in the database yet: run <code>make soak</code> (or '
+                    '<code>db/ingest.py RUN_DIR</code> on a soak run folder), then <code>make report</code>.')
+        return
+    page.add('<table><tr><th>kernel</th><th>run</th><th>started</th><th>release</th><th>generations</th>'
+             '<th>snapshots</th><th>dropped</th><th>soak rc</th><th>verdict</th><th>workload</th></tr>')
+    for s in soaks.values():
+        page.add(f'<tr><td class="k-{esc(s.kernel)}">{esc(s.kernel)}</td><td>{s.run_id}</td><td>{esc(s.started)}</td>'
+                 f'<td>{esc(s.release)}</td><td>{esc(s.gens)}</td><td>{s.snapshots}</td><td>{s.dropped}</td>'
+                 f'<td>{esc(s.soak_rc)}</td><td>{esc(s.verdict)}</td><td><code>{esc(s.workload)}</code></td></tr>')
+    page.add('</table>')
+    missing = [k for k in ('original', 'patched') if k not in soaks]
+    for k in missing:
+        other = [o for o in soaks if o != k]
+        page.notice(f'No soak run of <b>{k}</b> in the database yet: the plots show '
+                    f'{", ".join(other) or "nothing"} only, and there is no {k} row nor memory '
+                    f'difference in the table.')
+    if 'original' in soaks and 'patched' in soaks and soaks['original'].workload != soaks['patched'].workload:
+        page.notice('The latest original and patched soaks ran different workloads (see above): '
+                    'the comparison is not like for like.')
+
+
+def section_dying(page, soaks):
+    page.add('<h2 id="dying">Dying memory cgroups</h2>')
+    if not soaks:
+        page.notice('No soak data to plot.')
+        return
+    files, titles, styles, drops, dtitles, dstyles, links = [], [], [], [], [], [], []
+    for s in soaks.values():
+        style = KERNELS.index(s.kernel) + 1 if s.kernel in KERNELS else 3
+        f = page.write_data(f'dying-{s.kernel}.tsv', ['gen', 'dying'], [(x[1], x[4]) for x in s.snaps],
+                            f'{s.kernel}, run {s.run_id}: {DYING_HELP}')
+        files.append(f)
+        titles.append(f'{s.kernel} (run {s.run_id})')
+        styles.append(style)
+        links.append((s.kernel, f))
+        if s.drop:
+            d = page.write_data(f'dying-{s.kernel}-drop.tsv', ['gen', 'dying'], [(x[1], x[4]) for x in s.drop],
+                                f'{s.kernel}, run {s.run_id}: after the final sync and drop_caches')
+            drops.append(d)
+            dtitles.append(f'{s.kernel} after drop_caches')
+            dstyles.append(style)
+            links.append((f'{s.kernel} after drop_caches', d))
+    page.plot('dying.gp', 'dying.png', 'dying memory cgroups vs generation',
+              f'Dying memory cgroups ({DYING_HELP}) as the soak creates and removes job cgroups. '
+              'The square is the count after the soak\'s final sync and drop_caches.',
+              links, files=files, titles=titles, styles=styles, drops=drops, drop_titles=dtitles,
+              drop_styles=dstyles, every=max(1, max(len(s.snaps) for s in soaks.values()) // 40))
+
+
+def section_cost(page, soaks):
+    page.add('<h2 id="cost">The memory they cost</h2>')
+    if not soaks:
+        page.notice('No soak data to plot.')
+        return
+    header = ['gen'] + [f'{name} MB' for name, _ in COST]
+    o, p = soaks.get('original'), soaks.get('patched')
+    if o and p and o.snaps and p.snaps:
+        pg = p.gens_of()
+        pv = {name: [p.mem_kb(keys, s[0]) for s in p.snaps] for name, keys in COST}
+        rows = []
+        for s in o.snaps:
+            row = [s[1]]
+            for name, keys in COST:
+                ov = o.mem_kb(keys, s[0])
+                xs = [g for g, v in zip(pg, pv[name]) if v is not None]
+                ys = [v for v in pv[name] if v is not None]
+                pi = interp(xs, ys, s[1])
+                row.append(None if ov is None or pi is None else mb(ov - pi))
+            rows.append(row)
+        f = page.write_data('cost-diff.tsv', header, rows,
+                            'original minus patched, /proc/meminfo in MB (MiB), patched interpolated at '
+                            "original's generations; kernel = " + '+'.join(COST[-1][1]))
+        page.plot('lines.gp', 'cost.png', 'memory difference, original minus patched, vs generation',
+                  'What the dying cgroups cost: original minus patched, in MB, of /proc/meminfo\'s Slab, '
+                  f'Percpu, and kernel memory ({"+".join(COST[-1][1])}), at the same generation.',
+                  [('original - patched', f)], data=f, ncols=len(header),
+                  title='Kernel memory, original minus patched', xlabel='generation', ylabel='MB')
+        return
+    s = next(iter(soaks.values()))
+    rows = [[x[1]] + [None if s.mem_kb(keys, x[0]) is None else mb(s.mem_kb(keys, x[0])) for _, keys in COST]
+            for x in s.snaps]
+    f = page.write_data(f'cost-{s.kernel}.tsv', header, rows, f'{s.kernel}, run {s.run_id}: /proc/meminfo in MB')
+    page.notice('Only one kernel has a soak run: no difference to draw; the plot shows '
+                f'{esc(s.kernel)}\'s absolute values.')
+    page.plot('lines.gp', 'cost.png', f'kernel memory of {s.kernel} vs generation',
+              f'{esc(s.kernel)}: /proc/meminfo\'s Slab, Percpu and kernel memory ({"+".join(COST[-1][1])}) in MB.',
+              [(s.kernel, f)], data=f, ncols=len(header), title=f'Kernel memory, {s.kernel}',
+              xlabel='generation', ylabel='MB')
+
+
+def cover_table(soaks):
+    """(header, rows) of the table in the shape of the 2019 cover letter."""
+    o, p = soaks.get('original'), soaks.get('patched')
+    have = [s for s in (o, p) if s and s.snaps]
+    if not have:
+        return None
+    last = min(s.snaps[-1][1] for s in have)
+    # Evenly spaced, moved to the generation of a real snapshot at or before.
+    ref = have[0]
+    points = sorted({ref.at_gen(round(last * i / (PERIODS - 1)))[1] for i in range(PERIODS)})
+    rows = []
+    for name, s in (('original', o), ('patched', p)):
+        if s and s.snaps:
+            rows.append((name, [fmt(s.at_gen(g)[4]) if s.at_gen(g) else 'n/a' for g in points]))
+    diff = []
+    for g in points:
+        if not (o and p and o.snaps and p.snaps and o.at_gen(g) and p.at_gen(g)):
+            diff.append('n/a')
+            continue
+        a, b = o.mem_kb(TABLE_MEM, o.at_gen(g)[0]), p.mem_kb(TABLE_MEM, p.at_gen(g)[0])
+        diff.append('n/a' if a is None or b is None else fmt(mb(a - b)))
+    rows.append(('mem diff(MB)', diff))
+    header = ['gen'] + [str(g) for g in points]
+    if o and p and o.drop and p.drop and o.drop[-1][1] == p.drop[-1][1]:
+        header.append('drop')
+        rows[0][1].append(fmt(o.drop[-1][4]))
+        rows[1][1].append(fmt(p.drop[-1][4]))
+        a, b = o.mem_kb(TABLE_MEM, o.drop[-1][0]), p.mem_kb(TABLE_MEM, p.drop[-1][0])
+        rows[2][1].append('n/a' if a is None or b is None else fmt(mb(a - b)))
+    return header, rows
+
+
+def table_text(header, rows):
+    cells = [header] + [[name] + vals for name, vals in rows]
+    w0 = max(len(r[0]) for r in cells)
+    w = max(len(c) for r in cells for c in r[1:])
+    return '\n'.join(r[0].ljust(w0) + ' ' + ' '.join(c.rjust(w) for c in r[1:]) for r in cells) + '\n'
+
+
+def section_table(page, soaks):
+    page.add('<h2 id="table">Per period, as in the 2019 cover letter</h2>')
+    t = cover_table(soaks)
+    if t is None:
+        page.notice('No soak data for the table.')
+        return
+    header, rows = t
+    text = table_text(header, rows)
+    with open(os.path.join(page.out, 'table.txt'), 'w') as f:
+        f.write(text)
+    page.add('<table class="cover"><tr>' + ''.join(f'<th>{esc(h)}</th>' for h in header) + '</tr>')
+    for name, vals in rows:
+        page.add(f'<tr><th>{esc(name)}</th>' + ''.join(f'<td>{esc(v)}</td>' for v in vals) + '</tr>')
+    page.add('</table>')
+    drop = ' The column "drop" is the end of the soak after sync and drop_caches.' if 'drop' in header else ''
+    page.add(f'<p class="caption">Dying memory cgroups at the last snapshot at or before each generation; '
+             f'mem diff is original minus patched of /proc/meminfo\'s {" + ".join(TABLE_MEM)} in MB (MiB), '
+             f'the cover letter\'s "difference in slab and percpu usage".{drop} '
+             f'As text: <a href="table.txt">table.txt</a>.</p>')
+    page.add(f'<pre>{esc(text)}</pre>')
+
+
+def time_axis(t_ms_max):
+    if t_ms_max > 3 * 3600 * 1000:
+        return 3600 * 1000, 'hours'
+    if t_ms_max > 600 * 1000:
+        return 60 * 1000, 'minutes'
+    return 1000, 'seconds'
+
+
+def section_slabinfo(page, soaks, st):
+    page.add('<h2 id="slabinfo">/proc/slabinfo: the caches that grew most</h2>')
+    if not soaks:
+        page.notice('No soak data to plot.')
+        return
+    growth = {}
+    for s in soaks.values():
+        if not s.snaps:
+            continue
+        first, last = s.snaps[0][0], s.snaps[-1][0]
+        sid = st.sources.get('slabinfo')
+        for key, seq, value in st.q(
+                "SELECT k.name, s.seq, s.value FROM keys k JOIN samples s ON s.key_id = k.id "
+                "WHERE k.name LIKE '%:bytes' AND s.source_id = ? AND s.run_id = ? AND s.seq IN (?, ?)",
+                sid, s.run_id, first, last):
+            growth[key] = growth.get(key, 0) + (value if seq == last else -value)
+    caches = [k for k, _ in sorted(growth.items(), key=lambda kv: -kv[1])[:TOP_SLABS]]
+    if not caches:
+        page.notice('The soak runs recorded no /proc/slabinfo.')
+        return
+    names = [c.rsplit(':', 1)[0] for c in caches]
+    page.add(f'<p class="caption">Bytes (num_objs &times; objsize) of the {len(caches)} caches whose size grew most '
+             f'during the latest soaks, same caches for every kernel.</p>')
+    plot_timeseries(page, soaks, st, 'slabinfo', caches, names, 1024 * 1024, 'slabinfo', 'MB',
+                    '/proc/slabinfo caches')
+
+
+def section_memstat(page, soaks, st):
+    page.add('<h2 id="memory-stat">The parent\'s memory.stat</h2>')
+    if not soaks:
+        page.notice('No soak data to plot.')
+        return
+    page.add('<p class="caption">memory.stat of the soak\'s common parent cgroup (the dying job cgroups\' parent): '
+             f'{", ".join(MEMORY_STAT)}.</p>')
+    plot_timeseries(page, soaks, st, 'memory.stat', MEMORY_STAT, MEMORY_STAT, 1024 * 1024, 'memstat', 'MB',
+                    'the parent\'s memory.stat')
+
+
+def plot_timeseries(page, soaks, st, source, keys, names, scale, stem, unit, what):
+    """One plot per kernel of keys of source against time, on the same scales."""
+    runs = [s for s in soaks.values() if s.snaps]
+    for s in soaks.values():
+        if not s.snaps:
+            page.notice(f'{esc(s.kernel)}: no snapshots.')
+    if not runs:
+        return
+    t_max = max(s.snaps[-1][2] for s in runs)
+    div, tunit = time_axis(t_max)
+    series = {s.kernel: [st.series(s.run_id, source, k) for k in keys] for s in runs}
+    y_max = max([v / scale for ser in series.values() for one in ser for v in one.values()] + [0])
+    for s in runs:
+        present = [i for i, ser in enumerate(series[s.kernel]) if ser]
+        if not present:
+            page.notice(f'{esc(s.kernel)}: run {s.run_id} recorded no {esc(source)}.')
+            continue
+        ser = series[s.kernel]
+        rows = [[x[2] / div] + [None if ser[i].get(x[0]) is None else ser[i][x[0]] / scale for i in present]
+                for x in s.snaps]
+        header = [tunit] + [names[i] for i in present]
+        f = page.write_data(f'{stem}-{s.kernel}.tsv', header, rows,
+                            f'{s.kernel}, run {s.run_id}: {source} in {unit} against time in {tunit}')
+        page.plot('lines.gp', f'{stem}-{s.kernel}.png', f'{what} over time, {s.kernel}',
+                  f'{esc(s.kernel)} (run {s.run_id}): {esc(what)} in {unit} over the soak; '
+                  'the same scales for every kernel.',
+                  [(s.kernel, f)], data=f, ncols=len(header), title=f'{what}, {s.kernel} (run {s.run_id})',
+                  xlabel=f'time ({tunit})', ylabel=unit, xmax=t_max / div * 1.02, ymax=(y_max * 1.05) or 1)
+
+
+def section_kselftest(page, st):
+    page.add('<h2 id="kselftest">Kselftests: the latest run on each kernel</h2>')
+    runs = st.q("SELECT run_id, kernel, started, summary, verdict FROM latest_runs WHERE kind = 'kselftest'")
+    if not runs:
+        page.notice('No kselftest run in the database yet: run <code>make kselftest KERNEL=...</code> '
+                    '(and ingest it), then <code>make report</code>.')
+        return
+    order = {k: i for i, k in enumerate(KERNELS)}
+    runs.sort(key=lambda r: order.get(r[1], 99))
+    kernels = [r[1] for r in runs]
+    for k in ('original', 'patched'):
+        if k not in kernels:
+            page.notice(f'No kselftest run of <b>{k}</b> in the database yet.')
+    cells, rows = {}, []
+    for run_id, k, *_ in runs:
+        for test, sub, outcome, expected, surprise, reason in st.q(
+                'SELECT test, subtest, outcome, expected, surprise, reason FROM kselftest '
+                'WHERE run_id = ? ORDER BY ord', run_id):
+            if (test, sub) not in cells:
+                cells[test, sub] = {}
+                rows.append((test, sub))
+            cells[test, sub][k] = (outcome, expected, surprise, reason)
+    page.add('<table class="matrix"><tr><th>test</th><th>subtest</th>' +
+             ''.join(f'<th>{esc(k)}</th>' for k in kernels) + '</tr>')
+    page.add('<tr><td></td><td class="small">run, date, summary</td>' + ''.join(
+        f'<td class="small">run {r[0]}, {esc(r[2])}<br>{esc(r[3] or "no summary")}; verdict {esc(r[4])}</td>'
+        for r in runs) + '</tr>')
+    for test, sub in rows:
+        tds = []
+        for k in kernels:
+            c = cells[test, sub].get(k)
+            if c is None:
+                tds.append('<td class="none">not run</td>')
+                continue
+            outcome, expected, surprise, reason = c
+            title = f'expected {expected}' + (f'; {reason}' if reason else '')
+            mark = ' (!)' if surprise else ''
+            cls = outcome + (' surprise' if surprise else '')
+            tds.append(f'<td class="{cls}" title="{esc(title)}">{esc(outcome)}{mark}</td>')
+        page.add(f'<tr><td>{esc(test)}</td><td>{esc(sub)}</td>{"".join(tds)}</tr>')
+    page.add('</table><p class="caption">Outcomes after qemu-run/known-issues; (!) marks a surprise against '
+             'qemu-run/expectations (hover a cell for the expected outcome and the reason).</p>')
+
+
+def section_trend(page, st):
+    page.add('<h2 id="trend">Across nightly runs</h2>')
+    rows = st.q('SELECT day, kernel, run_id, gens, final_dying, dropped_dying FROM nightly_trend ORDER BY day, kernel')
+    if not rows:
+        page.notice('No soak runs yet, so no trend.')
+        return
+    files, titles, styles, links = [], [], [], []
+    kernels = sorted({r[1] for r in rows}, key=lambda k: KERNELS.index(k) if k in KERNELS else 99)
+    for k in kernels:
+        f = page.write_data(f'trend-{k}.tsv', ['day', 'final dying'], [(r[0], r[4]) for r in rows if r[1] == k],
+                            f'{k}: dying memory cgroups at the end of the longest soak of each day')
+        files.append(f)
+        titles.append(k)
+        styles.append(KERNELS.index(k) + 1 if k in KERNELS else 3)
+        links.append((k, f))
+    days = sorted({r[0] for r in rows})
+    d0 = datetime.date.fromisoformat(days[0]) - datetime.timedelta(days=1)
+    d1 = datetime.date.fromisoformat(days[-1]) + datetime.timedelta(days=1)
+    page.plot('trend.gp', 'trend.png', 'final dying memory cgroups per night and kernel',
+              'Dying memory cgroups at the end of each night\'s soak (per day and kernel, the soak that ran '
+              'the most generations).', links, files=files, titles=titles, styles=styles,
+              xmin=d0.isoformat(), xmax=d1.isoformat(), xtic=86400 * max(1, (d1 - d0).days // 12))
+    page.add('<table><tr><th>day</th><th>kernel</th><th>run</th><th>generations</th><th>dying at the end</th>'
+             '<th>after drop_caches</th></tr>')
+    for day, k, run_id, gens, final, dropped in rows:
+        page.add(f'<tr><td>{esc(day)}</td><td class="k-{esc(k)}">{esc(k)}</td><td>{run_id}</td><td>{esc(gens)}</td>'
+                 f'<td>{fmt(final) if final is not None else "n/a"}</td>'
+                 f'<td>{fmt(dropped) if dropped is not None else "n/a"}</td></tr>')
+    page.add('</table>')
+
+
+def section_recent(page, st):
+    page.add('<h2 id="all-runs">Recent runs</h2>')
+    rows = st.q('SELECT run_id, kind, kernel, started, wall_secs, verdict, gens, snapshots, dropped, summary '
+                f'FROM run_list ORDER BY started DESC, run_id DESC LIMIT {RECENT_RUNS}')
+    if not rows:
+        page.notice('The database holds no runs.')
+        return
+    page.add('<table><tr><th>run</th><th>kind</th><th>kernel</th><th>started</th><th>wall s</th><th>verdict</th>'
+             '<th>generations</th><th>snapshots</th><th>dropped</th><th>summary</th></tr>')
+    for r in rows:
+        page.add('<tr>' + ''.join(f'<td>{esc(v)}</td>' for v in r) + '</tr>')
+    page.add('</table>')
+
+
+CSS = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; margin-top: 2em; }
+nav a { margin-right: 1em; }
+table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
+table.cover td { text-align: right; font-family: monospace; }
+.notice { background: #fff4ce; border: 1px solid #e0c060; padding: 0.5em; }
+.caption, figcaption { font-size: 0.9em; color: #444; }
+figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
+.pass { background: #d5f5d5; } .fail { background: #f8d0d0; } .skip { background: #eee; }
+.miss, .none { background: #fff; color: #999; }
+.surprise { font-weight: bold; outline: 2px solid #c0392b; }
+.small { font-size: 0.8em; color: #555; }
+.k-original { color: #c0392b; font-weight: bold; } .k-patched { color: #2471a3; font-weight: bold; }
+.k-debug { color: #7d3c98; font-weight: bold; }
+.data a { margin-left: 0.4em; }
+"""
+
+NAV = [('runs', 'runs'), ('dying', 'dying cgroups'), ('cost', 'memory cost'), ('table', 'table'),
+       ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'), ('kselftest', 'kselftests'),
+       ('trend', 'nightly trend'), ('all-runs', 'recent runs')]
+
+
+def render(db_path, out):
+    t0 = time.monotonic()
+    if os.path.isdir(out):
+        for name in os.listdir(out):
+            if name.endswith(('.png', '.html', '.txt')):
+                os.remove(os.path.join(out, name))
+        shutil.rmtree(os.path.join(out, 'data'), ignore_errors=True)
+    os.makedirs(os.path.join(out, 'data'), exist_ok=True)
+    page = Page(out)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')
+    db = None
+    if os.path.exists(db_path):
+        db = store.connect(db_path)
+        st = Store(db)
+        nruns, nsamples = st.q('SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples)')[0]
+        about = (f'database <code>{esc(db_path)}</code> (schema version {store.SCHEMA_VERSION}): '
+                 f'{nruns} runs, {nsamples} samples')
+    else:
+        about = f'no database at <code>{esc(db_path)}</code>'
+    page.add(f'<h1>Dying memory cgroups: original vs patched</h1><p class="small">Rendered {now} from {about}.</p>')
+    page.add('<nav>' + ''.join(f'<a href="#{a}">{t}</a>' for a, t in NAV) + '</nav>')
+    if db is None:
+        page.notice(f'There is no runs database at <code>{esc(db_path)}</code> yet: run <code>make soak</code> '
+                    'or <code>make kselftest</code> (each run is stored with <code>db/ingest.py RUN_DIR</code>), '
+                    'then <code>make report</code>.  Set RUNS_DB to use another database.')
+        for a, t in NAV:
+            page.add(f'<h2 id="{a}">{t}</h2><p>No data.</p>')
+    else:
+        soaks = {}
+        rows = st.q("SELECT l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, "
+                    "l.verdict, l.release, l.soak_rc, l.t_ms FROM latest_runs l WHERE l.kind = 'soak'")
+        for row in sorted(rows, key=lambda r: KERNELS.index(r[1]) if r[1] in KERNELS else 99):
+            soaks[row[1]] = Soak(st, row)
+        section_runs(page, soaks, st)
+        section_dying(page, soaks)
+        section_cost(page, soaks)
+        section_table(page, soaks)
+        section_slabinfo(page, soaks, st)
+        section_memstat(page, soaks, st)
+        section_kselftest(page, st)
+        section_trend(page, st)
+        section_recent(page, st)
+        db.close()
+    bad = page.wait()
+    secs = time.monotonic() - t0
+    page.add(f'<p class="small">Rendered in {secs:.1f} s by reports/report.py.</p>')
+    tmp = os.path.join(out, 'index.html.tmp')
+    with open(tmp, 'w') as f:
+        f.write('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                '<title>Dying memory cgroups: original vs patched</title>'
+                f'<style>{CSS}</style></head><body>\n' + '\n'.join(page.parts) + '\n</body></html>\n')
+    os.replace(tmp, os.path.join(out, 'index.html'))
+    return bad, secs
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--db', help='the runs database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
+    ap.add_argument('--out', help='where the page goes (default: $BUILD/report)')
+    args = ap.parse_args(argv)
+    if not shutil.which('gnuplot'):
+        print('report: error: gnuplot is missing: install Debian\'s gnuplot-nox (qemu-run/deps.sh report)',
+              file=sys.stderr)
+        return 1
+    db_path = args.db or store.default_path()
+    out = args.out or os.path.join(os.environ.get('BUILD') or os.path.join(TOP, 'build'), 'report')
+    bad, secs = render(db_path, out)
+    for b in bad:
+        print(f'report: error: {b}', file=sys.stderr)
+    print(f'report: {os.path.join(out, "index.html")} from {db_path} in {secs:.1f} s'
+          + (f'; {len(bad)} plots FAILED' if bad else ''))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,160 @@
+"""reports/report.py on fake databases: the page, its plots and links, the
+cover-letter table, and the empty and one-kernel cases.  No browser here:
+reports/tests/browser_check.py (make report-check) loads the page in Chromium."""
+import html.parser
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(TOP, 'reports'))
+sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
+sys.path.insert(0, os.path.join(TOP, 'db'))
+import fake_run  # noqa: E402
+import report  # noqa: E402
+import store  # noqa: E402
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.imgs, self.hrefs, self.ids = [], [], set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if 'id' in a:
+            self.ids.add(a['id'])
+        if tag == 'img':
+            self.imgs.append(a['src'])
+        if tag == 'a' and 'href' in a:
+            self.hrefs.append(a['href'])
+
+
+def render(db, out):
+    bad, secs = report.render(db, out)
+    with open(os.path.join(out, 'index.html')) as f:
+        text = f.read()
+    p = Links()
+    p.feed(text)
+    return bad, text, p
+
+
+class Report(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix='report-test-')
+        cls.both = os.path.join(cls.tmp, 'both.sqlite')
+        fake_run.fill_db(cls.both, os.path.join(cls.tmp, 'runs-both'), nights=3, gens=300, sample_every=25)
+        cls.orig = os.path.join(cls.tmp, 'orig.sqlite')
+        fake_run.fill_db(cls.orig, os.path.join(cls.tmp, 'runs-orig'), ('original',), nights=1, gens=200,
+                         sample_every=50, kselftest=False)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def check_files(self, out, p):
+        for src in p.imgs:
+            with open(os.path.join(out, src), 'rb') as f:
+                self.assertEqual(f.read(8), b'\x89PNG\r\n\x1a\n', src)
+        for href in p.hrefs:
+            if href.startswith('#'):
+                self.assertIn(href[1:], p.ids)
+            else:
+                self.assertTrue(os.path.getsize(os.path.join(out, href)) > 0, href)
+
+    def test_both_kernels(self):
+        out = os.path.join(self.tmp, 'out-both')
+        bad, text, p = render(self.both, out)
+        self.assertEqual(bad, [])
+        self.assertEqual(sorted(p.imgs), sorted([
+            'dying.png', 'cost.png', 'slabinfo-original.png', 'slabinfo-patched.png',
+            'memstat-original.png', 'memstat-patched.png', 'trend.png']))
+        self.check_files(out, p)
+        self.assertNotIn('class="notice"', text)
+        # The kselftest matrix: the LRU subtests fail on original, as expected.
+        self.assertIn('<td>test_reparent_pagecache</td><td class="fail" title="expected fail">fail</td>'
+                      '<td class="pass" title="expected pass">pass</td>', text)
+
+    def test_cover_table(self):
+        out = os.path.join(self.tmp, 'out-table')
+        render(self.both, out)
+        with open(os.path.join(out, 'table.txt')) as f:
+            lines = f.read().splitlines()
+        self.assertEqual([x.split()[0] for x in lines], ['gen', 'original', 'patched', 'mem'])
+        head = lines[0].split()
+        self.assertEqual(head[1:], ['0', '50', '100', '150', '200', '250', '300', 'drop'])
+        orig = [int(x) for x in lines[1].split()[1:]]
+        patched = [int(x) for x in lines[2].split()[1:]]
+        diff = [int(x) for x in lines[3].split()[2:]]
+        self.assertEqual(orig[:7], sorted(orig[:7]))       # grows
+        self.assertGreater(orig[6], 200)
+        self.assertLess(max(patched), 60)                   # bounded
+        self.assertLess(orig[7], orig[6])                   # drop_caches releases some
+        self.assertGreater(diff[6], diff[1])
+
+    def test_one_kernel(self):
+        out = os.path.join(self.tmp, 'out-orig')
+        bad, text, p = render(self.orig, out)
+        self.assertEqual(bad, [])
+        self.assertIn('No soak run of <b>patched</b> in the database yet', text)
+        self.assertIn('No kselftest run in the database yet', text)
+        self.assertEqual(sorted(p.imgs), ['cost.png', 'dying.png', 'memstat-original.png',
+                                          'slabinfo-original.png', 'trend.png'])
+        self.check_files(out, p)
+        with open(os.path.join(out, 'table.txt')) as f:
+            lines = f.read().splitlines()
+        self.assertEqual([x.split()[0] for x in lines], ['gen', 'original', 'mem'])
+        self.assertEqual(set(lines[2].split()[2:]), {'n/a'})
+
+    def test_no_database(self):
+        out = os.path.join(self.tmp, 'out-none')
+        missing = os.path.join(self.tmp, 'nothing-here.sqlite')
+        bad, text, p = render(missing, out)
+        self.assertEqual(bad, [])
+        self.assertIn('There is no runs database at', text)
+        self.assertEqual(p.imgs, [])
+        self.assertFalse(os.path.exists(missing))          # rendering creates nothing
+        self.check_files(out, p)
+
+    def test_empty_database(self):
+        path = os.path.join(self.tmp, 'empty.sqlite')
+        store.connect(path).close()
+        out = os.path.join(self.tmp, 'out-empty')
+        bad, text, p = render(path, out)
+        self.assertEqual(bad, [])
+        self.assertIn('No soak run in the database yet', text)
+        self.assertIn('No kselftest run in the database yet', text)
+        self.assertIn('The database holds no runs.', text)
+        self.assertEqual(p.imgs, [])
+        self.check_files(out, p)
+
+    def test_rerender_removes_stale_plots(self):
+        out = os.path.join(self.tmp, 'out-stale')
+        render(self.both, out)
+        render(self.orig, out)
+        self.assertFalse(os.path.exists(os.path.join(out, 'slabinfo-patched.png')))
+
+
+class Helpers(unittest.TestCase):
+    def test_interp(self):
+        self.assertEqual(report.interp([0, 10], [0, 100], 5), 50)
+        self.assertEqual(report.interp([0, 10], [0, 100], 10), 100)
+        self.assertIsNone(report.interp([0, 10], [0, 100], 11))
+        self.assertIsNone(report.interp([], [], 1))
+
+    def test_gnuplot_literals(self):
+        self.assertEqual(report.gp(['a b', 'c']), '"\'a b\' \'c\'"')
+        self.assertEqual(report.gp('say "hi"'), '"say \\"hi\\""')
+        self.assertEqual(report.gp(3), '3')
+
+    def test_text_table(self):
+        t = report.table_text(['gen', '0', '100'], [('original', ['39', '1574']), ('patched', ['23', '55'])])
+        self.assertEqual(t, 'gen         0  100\noriginal   39 1574\npatched    23   55\n')
+
+
+if __name__ == '__main__':
+    unittest.main()
