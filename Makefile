@@ -9,10 +9,13 @@ export BUILD TESTS
 RUN := qemu-run
 
 .DEFAULT_GOAL := help
-run: deps ## the main job: build both kernels, run the kselftests on each
-	@$(RUN)/test.sh
+run: deps ## the main job: both kernels, the same soak on each, the dashboard
+	@$(RUN)/main.sh
 
-.PHONY: run help deps selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
+	@NIGHTLY=1 $(RUN)/main.sh
+
+.PHONY: run nightly help deps selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -59,7 +62,7 @@ report-check: report ## load the dashboard in headless Chromium: every plot and 
 db-check: ## check the runs database (integrity, every run whole) and say what it holds
 	@python3 db/check.py
 
-test: deps check ## the full test: both kernels, kselftests on each (CI runs this)
+test: deps check ## the full test: both kernels, kselftests and a short soak on each (CI runs this)
 	@$(RUN)/test.sh
 
 clean: ## remove the runs and kernel builds (keeps the extracted trees)

@@ -207,5 +207,9 @@ summary "$RUN_DIR/samples.log" "$label (wall $(elapsed "$t0"))" | tee "$RUN_DIR/
 if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
 	grep -a '^soak' "$RUN_DIR/console.log" 2>/dev/null | tail -n 5 | sed 's/^/    guest: /' >&2 || true
 fi
+
+# Store the run (failed ones too) in the runs database (db/ingest.py).
+python3 "$TOP/db/ingest.py" "$RUN_DIR" || warn "run $RUN_DIR not stored in the runs database (see above)"
+
 [ "$boot_rc" = 0 ] || die "$label: the guest run failed (see above; logs in $RUN_DIR)"
 [ "$sum_rc" = 0 ] || die "$label: the soak did not finish cleanly (logs in $RUN_DIR)"

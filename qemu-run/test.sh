@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The full test (make test, CI): build the original and patched kernels, run
-# the cgroup kselftests on each against the expectations matrix.  Runs every
-# kernel even when one fails, then prints one line per kernel.
+# the cgroup kselftests on each against the expectations matrix, then a short
+# churn soak on each and check its direction: original piles up dying memory
+# cgroups; patched, once the series carries kernel changes, does not.  Runs
+# every step even when one fails, then prints one line per step.
+#
+# TEST_SOAK_GENS (default 300) sets the soak's length; TEST_SOAK=0 skips the
+# soaks (and says so: the summary shows them as skipped, the run fails).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,6 +22,42 @@ for k in original patched; do
 		status=1
 	fi
 done
+
+# Direction of the soak.  Measured on original: every generation of the
+# default mix leaves a dying memcg (dying == generations), so original must
+# keep at least half of them; a patched kernel with kernel changes must keep
+# at most 5%.  Without kernel changes patched is original and expects the same.
+gens=${TEST_SOAK_GENS:-300}
+series_changes_kernel() {
+	[ -n "$(grep -h '^diff --git a/' "$TOP"/patches/*.patch 2>/dev/null | grep -v '^diff --git a/tools/')" ]
+}
+for k in original patched; do
+	if [ "${TEST_SOAK:-1}" = 0 ]; then
+		summary+=("SKIP $k soak (TEST_SOAK=0)")
+		status=1
+		continue
+	fi
+	kt=$(date +%s)
+	dir="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$k-soak"
+	if ! RUN_DIR="$dir" NOBUILD=1 "$TOP/qemu-run/soak.sh" "$k" gens="$gens" sample_every=50; then
+		summary+=("FAIL $k soak ($(elapsed "$kt")): the run failed, logs in $dir")
+		status=1
+		continue
+	fi
+	scan=$("$TOP/qemu-run/soak.sh" --scan "$dir/samples.log" | tr ' ' '\n')
+	dying=$(sed -n 's/^dying=//p' <<<"$scan")
+	reached=$(sed -n 's/^reached=//p' <<<"$scan")
+	if [ "$k" = patched ] && series_changes_kernel; then
+		want="at most $((reached / 20)) (5%)"
+		ok=$((dying <= reached / 20))
+	else
+		want="at least $((reached / 2)) (50%)"
+		ok=$((dying >= reached / 2))
+	fi
+	line="$k soak ($(elapsed "$kt")): $dying dying memory cgroups after $reached generations, want $want"
+	if [ "$ok" = 1 ]; then summary+=("PASS $line"); else summary+=("FAIL $line"); status=1; fi
+done
+
 echo
 printf '%s\n' "${summary[@]}"
 say "make test: $([ $status = 0 ] && echo passed || echo FAILED) in $(elapsed "$t0")"
