@@ -37,10 +37,15 @@
  * On a kernel that does not reparent LRU folios the tests of LRU memory
  * fail check 1; the slab, kmem, percpu and kernel stack tests pass.
  *
+ * The tests do not rely on madvise() or fadvise(): kernels built without
+ * CONFIG_ADVISE_SYSCALLS (tinyconfig) return ENOSYS for both.
+ *
  * Environment: MEMCG_REPARENT_TIMEOUT (seconds to wait for check 1,
  * default 20), MEMCG_REPARENT_GENERATIONS (test_reparent_churn, default
- * 200). The working directory must be on a disk filesystem (ext4 is what
- * the tests were written against) for the page cache tests.
+ * 200), MEMCG_REPARENT_ONLY (a comma-separated list of subtests to run,
+ * e.g. "test_reparent_dirty"; the others are reported as skipped). The
+ * working directory must be on a disk filesystem that supports O_DIRECT
+ * (ext4 is what the tests were written against) for the page cache tests.
  */
 #define _GNU_SOURCE
 
@@ -55,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -70,10 +76,6 @@
 #include "../kselftest.h"
 #include "../clone3/clone3_selftests.h"
 #include "cgroup_util.h"
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ	22
-#endif
 
 /* mm/memcontrol.h: the charge batch of the per-CPU stocks */
 #define MEMCG_CHARGE_BATCH	64
@@ -921,13 +923,14 @@ static long file_resident_pages(int fd, size_t size)
 	return nr;
 }
 
+/* The buffer is page aligned: @fd may be opened with O_DIRECT. */
 static int write_pattern(int fd, size_t size, char pattern)
 {
-	char *buf = malloc(IO_CHUNK);
+	void *buf;
 	size_t off;
 	int ret = 0;
 
-	if (!buf)
+	if (posix_memalign(&buf, page_size, IO_CHUNK))
 		return -1;
 	memset(buf, pattern, IO_CHUNK);
 	for (off = 0; off < size && !ret; off += IO_CHUNK)
@@ -947,6 +950,75 @@ static bool cwd_on_block_device(void)
 }
 
 /*
+ * Drop the clean block device pages of the working filesystem
+ * (BLKFLSBUF: sync it, then invalidate_bdev()). Directory, inode table
+ * and bitmap blocks an earlier run brought in stay cached, charged to its
+ * memcg, and a block freed and allocated again finds its old page: without
+ * this, a second run's child would not charge any metadata. Pages the
+ * filesystem or the journal still holds stay. Returns 0 on success.
+ */
+static int drop_bdev_cache(void)
+{
+	char path[PATH_MAX], buf[PAGE_SIZE], *name, *end;
+	struct stat st;
+	int fd, ret;
+
+	if (stat(".", &st))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent",
+		 major(st.st_dev), minor(st.st_dev));
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	name = strstr(buf, "DEVNAME=");
+	if (!name) {
+		errno = ENODEV;
+		return -1;
+	}
+	name += strlen("DEVNAME=");
+	end = strchr(name, '\n');
+	if (end)
+		*end = '\0';
+
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, BLKFLSBUF, 0);
+	close(fd);
+
+	return ret;
+}
+
+/*
+ * Drop the clean pages of a synced file from the page cache. Without
+ * CONFIG_ADVISE_SYSCALLS POSIX_FADV_DONTNEED fails with ENOSYS, and it
+ * may leave busy pages behind: then rewrite the same data with O_DIRECT,
+ * which invalidates the cached pages of the range it writes
+ * (kiocb_invalidate_pages()). The blocks are already allocated, so no
+ * metadata changes. Returns the number of pages still cached.
+ */
+static long drop_file_cache(const char *path, int fd, size_t size)
+{
+	long nr;
+	int dfd;
+
+	/* fadvise retries after lru_add_drain_all() if pages were busy */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	nr = file_resident_pages(fd, size);
+	if (nr == 0)
+		return 0;
+
+	dfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0)
+		return nr;
+	if (!write_pattern(dfd, size, 'a'))
+		fsync(dfd);
+	close(dfd);
+
+	return file_resident_pages(fd, size);
+}
+
+/*
  * A file written, synced and dropped from the page cache by this process
  * (outside P): its blocks and metadata are allocated and cached, charged
  * elsewhere, and its inode is attached to this process's writeback, so
@@ -955,6 +1027,7 @@ static bool cwd_on_block_device(void)
 static int make_uncached_file(struct reparent_test *t, char *path, size_t len,
 			      size_t size)
 {
+	long cached;
 	int fd;
 
 	snprintf(path, len, "memcg_reparent_%s.%d",
@@ -970,10 +1043,14 @@ static int make_uncached_file(struct reparent_test *t, char *path, size_t len,
 		unlink(path);
 		return -1;
 	}
-	/* fadvise retries after lru_add_drain_all() if pages were busy */
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (file_resident_pages(fd, size) > 0)
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	cached = drop_file_cache(path, fd, size);
+	if (cached) {
+		report(t, 0, "cannot drop %s from the page cache: %ld pages stay\n",
+		       path, cached);
+		close(fd);
+		unlink(path);
+		return -1;
+	}
 
 	return fd;
 }
@@ -1524,11 +1601,13 @@ static void remove_metadata(int dirfd)
  * Filesystem metadata: directories and empty files created in C, then
  * synced. New directory blocks, inode table and bitmap blocks are read or
  * created in the block device's page cache (getblk) by the task in C and
- * stay cached as clean buffers.
+ * stay cached as clean buffers. The block device's clean pages are dropped
+ * first (drop_bdev_cache()), or a run after another would find them cached.
  *
  * Check 3 is weaker here: deleting the files does not free the block
- * device's pages and the test must not drop caches globally, so it only
- * checks that P did not grow past what it had, or underflow.
+ * device's pages, and not all of them can be dropped right after (the
+ * journal holds blocks until they are checkpointed), so it only checks
+ * that P did not grow past what it had, or underflow.
  */
 static int test_reparent_fs_metadata(const char *root)
 {
@@ -1557,8 +1636,14 @@ static int test_reparent_fs_metadata(const char *root)
 		goto cleanup;
 	}
 	a.dirfd = open(dir, O_DIRECTORY | O_CLOEXEC);
-	if (a.dirfd < 0 || syncfs(a.dirfd) ||
-	    run_in_cgroup(t.child, create_metadata, &a, false)) {
+	if (a.dirfd < 0 || syncfs(a.dirfd)) {
+		report(&t, 0, "cannot open or sync %s\n", dir);
+		goto cleanup;
+	}
+	if (drop_bdev_cache())
+		ksft_print_msg("%s: cannot drop the block device's cache: %s\n",
+			       t.name, strerror(errno));
+	if (run_in_cgroup(t.child, create_metadata, &a, false)) {
 		report(&t, 0, "cannot create %d directories in %s\n",
 		       NR_META_DIRS, dir);
 		goto cleanup;
@@ -1651,12 +1736,16 @@ static int charge_anon(void *arg)
 {
 	struct file_arg *a = arg;
 
+	/*
+	 * Small pages only: khugepaged must not recharge them to K. Not
+	 * MADV_NOHUGEPAGE, which needs CONFIG_ADVISE_SYSCALLS.
+	 */
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		return EXIT_FAILURE;
 	a->map = mmap(NULL, a->size, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (a->map == MAP_FAILED)
 		return EXIT_FAILURE;
-	/* small pages only: khugepaged must not recharge them to K */
-	madvise(a->map, a->size, MADV_NOHUGEPAGE);
 	memset(a->map, 'a', a->size);
 
 	return EXIT_SUCCESS;
@@ -1860,13 +1949,11 @@ static int map_file(void *arg)
 {
 	struct file_arg *a = arg;
 
-	a->map = mmap(NULL, a->size, PROT_READ, MAP_SHARED, a->fd, 0);
-	if (a->map == MAP_FAILED)
-		return EXIT_FAILURE;
+	/* read faults on every page (MADV_POPULATE_READ may be ENOSYS) */
+	a->map = mmap(NULL, a->size, PROT_READ, MAP_SHARED | MAP_POPULATE,
+		      a->fd, 0);
 
-	/* read faults on every page, as touching them would */
-	return madvise(a->map, a->size, MADV_POPULATE_READ) ?
-	       EXIT_FAILURE : EXIT_SUCCESS;
+	return a->map == MAP_FAILED ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 /*
@@ -2208,10 +2295,28 @@ static struct memcg_reparent_test {
 
 #undef T
 
+/* MEMCG_REPARENT_ONLY: a comma-separated list of subtest names */
+static bool selected(const char *only, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = only;
+
+	if (!only || !*only)
+		return true;
+	while ((p = strstr(p, name))) {
+		if ((p == only || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	char root[PATH_MAX];
-	const char *env;
+	const char *env, *only;
 	size_t i;
 
 	if (argc == 4 && !strcmp(argv[1], HOLDER_ARG))
@@ -2229,6 +2334,7 @@ int main(int argc, char **argv)
 	env = getenv("MEMCG_REPARENT_GENERATIONS");
 	if (env && atoi(env) > 0)
 		churn_generations = atoi(env);
+	only = getenv("MEMCG_REPARENT_ONLY");
 
 	if (cg_find_unified_root(root, sizeof(root), NULL))
 		ksft_exit_skip("cgroup v2 isn't mounted\n");
@@ -2252,6 +2358,11 @@ int main(int argc, char **argv)
 	ksft_print_msg("check 1 waits up to %.0f s\n", dying_timeout);
 
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (!selected(only, tests[i].name)) {
+			ksft_test_result_skip("%s (not in MEMCG_REPARENT_ONLY)\n",
+					      tests[i].name);
+			continue;
+		}
 		switch (tests[i].fn(root)) {
 		case KSFT_PASS:
 			ksft_test_result_pass("%s\n", tests[i].name);
