@@ -43,7 +43,10 @@ mke2fs -q -F -t ext4 -L root -d "$disk" "$RUN_DIR/root.img" "${DISK:-2G}" ||
 	die "cannot create the ext4 root disk"
 truncate -s 512M "$RUN_DIR/swap.img"
 
-cmdline="root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 oops=panic loglevel=6 rcupdate.rcu_cpu_stall_timeout=300"
+# acpi=noirq: under KASAN and lockdep the emulated ACPI interpreter times out
+# evaluating _PRT (AE_AML_LOOP_TIMEOUT), leaving virtio without interrupts.
+cmdline="root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 oops=panic loglevel=6"
+cmdline+=" acpi=noirq rcupdate.rcu_cpu_stall_timeout=300"
 cmdline+=" rr.job=$job"
 for kv in "$@"; do cmdline+=" rr.$kv"; done
 if [ "$kernel" = debug ]; then

@@ -23,16 +23,18 @@ capture() {
 }
 
 what=${1:-plain}
-"$TOP/qemu-run/guest.sh"
+# NOBUILD=1 uses the kernel images and guest that are there.
+build() { [ "${NOBUILD:-0}" = 1 ] || "$@"; }
+build "$TOP/qemu-run/guest.sh"
 if [ "$what" = plain ] || [ "$what" = all ]; then
-	"$TOP/qemu-run/kernel.sh" original
+	build "$TOP/qemu-run/kernel.sh" original
 	capture clean original kselftest tests=test_kmem
 	APPEND="rdinit=/nonexistent root=/dev/nonexistent" capture panic-no-init original kselftest
 	capture sysrq-crash original provoke what=sysrq-crash
 	DEADLINE=20 capture hang original provoke what=hang
 fi
 if [ "$what" = debug ] || [ "$what" = all ]; then
-	"$TOP/qemu-run/kernel.sh" debug
+	build "$TOP/qemu-run/kernel.sh" debug
 	for t in WARNING BUG SLAB_USE_AFTER_FREE CORRUPT_LIST_ADD ATOMIC_SLEEP EXCEPTION; do
 		capture "lkdtm-$t" debug provoke "what=lkdtm:$t"
 	done

@@ -12,6 +12,6 @@ mke2fs -q -F -t ext4 -d "$BUILD/guest/disk" "$dir/root.img" 2G
 truncate -s 512M "$dir/swap.img"
 exec qemu-system-x86_64 -m "${MEM:-1024}" -smp "${SMP:-2}" -nographic -no-reboot -nic none \
 	-kernel "$KBUILD/$kernel/arch/x86/boot/bzImage" \
-	-append "root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 rr.job=shell ${APPEND:-}" \
+	-append "root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 acpi=noirq rr.job=shell ${APPEND:-}" \
 	-drive file="$dir/root.img",if=virtio,format=raw -drive file="$dir/swap.img",if=virtio,format=raw \
 	-serial mon:stdio -serial null

@@ -23,10 +23,14 @@ for k in original patched; do
 	fi
 done
 
-# Direction of the soak.  Measured on original: every generation of the
-# default mix leaves a dying memcg (dying == generations), so original must
-# keep at least half of them; a patched kernel with kernel changes must keep
-# at most 5%.  Without kernel changes patched is original and expects the same.
+# Direction of the soak, judged after the guest's final sync + drop_caches,
+# which leaves only the dying memcgs that memory still in use pins (tmpfs
+# files, shared files kept cached by later generations' use, ...).  Measured
+# (1000 generations, default mix): original kept 559 (56%), patched 0.  So
+# original must keep at least 25% of its generations, and a patched kernel
+# whose series changes the kernel at most 2%; without kernel changes patched
+# is original and expects the same.  Before drop_caches patched plateaus at
+# ~200-280 dying (cgroup writeback of dirty inodes, released once written).
 gens=${TEST_SOAK_GENS:-300}
 series_changes_kernel() {
 	[ -n "$(grep -h '^diff --git a/' "$TOP"/patches/*.patch 2>/dev/null | grep -v '^diff --git a/tools/')" ]
@@ -45,16 +49,16 @@ for k in original patched; do
 		continue
 	fi
 	scan=$("$TOP/qemu-run/soak.sh" --scan "$dir/samples.log" | tr ' ' '\n')
-	dying=$(sed -n 's/^dying=//p' <<<"$scan")
+	dying=$(sed -n 's/^dying_drop=//p' <<<"$scan")
 	reached=$(sed -n 's/^reached=//p' <<<"$scan")
 	if [ "$k" = patched ] && series_changes_kernel; then
-		want="at most $((reached / 20)) (5%)"
-		ok=$((dying <= reached / 20))
+		want="at most $((reached / 50)) (2%)"
+		ok=$((dying <= reached / 50))
 	else
-		want="at least $((reached / 2)) (50%)"
-		ok=$((dying >= reached / 2))
+		want="at least $((reached / 4)) (25%)"
+		ok=$((dying >= reached / 4))
 	fi
-	line="$k soak ($(elapsed "$kt")): $dying dying memory cgroups after $reached generations, want $want"
+	line="$k soak ($(elapsed "$kt")): $dying dying memory cgroups after $reached generations and drop_caches, want $want"
 	if [ "$ok" = 1 ]; then summary+=("PASS $line"); else summary+=("FAIL $line"); status=1; fi
 done
 
