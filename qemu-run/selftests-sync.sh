@@ -26,7 +26,10 @@ if [ ! -d "$base/.git" ]; then
 	tar -xJf "$LINUX_TARBALL" -C "$base.tmp" --strip-components=1 "linux-source-6.12/$CG"
 	git -C "$base.tmp" init -q
 	git -C "$base.tmp" add -f -A .
-	git -C "$base.tmp" -c user.name=qemu-run -c user.email=qemu-run@localhost commit -q -m base
+	# A fixed identity and date: the base, and so the patch, are the same
+	# on every machine.
+	GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+		git -C "$base.tmp" -c user.name=qemu-run -c user.email=qemu-run@localhost commit -q -m base
 	git -C "$base.tmp" tag base
 	rm -rf "$base"
 	mv "$base.tmp" "$base"
@@ -73,7 +76,8 @@ patch)
 	;;
 check)
 	[ -n "$existing" ] || die "no selftests patch in patches/: run 'make selftests-patch'"
-	if ! diff -u "$existing" "$new" >"$out/diff"; then
+	# Line 1 ("From <commit> Mon Sep 17 ...") names a commit, not content.
+	if ! diff -u <(tail -n +2 "$existing") <(tail -n +2 "$new") >"$out/diff"; then
 		head -40 "$out/diff" >&2
 		die "patches/$(basename "$existing") is out of sync with selftests/: run 'make selftests-patch'"
 	fi
