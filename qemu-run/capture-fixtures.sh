@@ -28,7 +28,7 @@ build() { [ "${NOBUILD:-0}" = 1 ] || "$@"; }
 build "$TOP/qemu-run/guest.sh"
 if [ "$what" = plain ] || [ "$what" = all ]; then
 	build "$TOP/qemu-run/kernel.sh" original
-	capture clean original kselftest tests=test_kmem
+	capture clean-kmem original kselftest tests=test_kmem
 	APPEND="rdinit=/nonexistent root=/dev/nonexistent" capture panic-no-init original kselftest
 	capture sysrq-crash original provoke what=sysrq-crash
 	DEADLINE=20 capture hang original provoke what=hang

@@ -44,6 +44,33 @@ class Clean(unittest.TestCase):
         self.assertEqual(kinds(con, ['@@ done rc=0']), [])
 
 
+class RealFailures(unittest.TestCase):
+    """Real consoles of the stock kernel booted into trouble on purpose."""
+
+    def test_panic_without_init(self):
+        # rdinit/root pointing nowhere: the kernel panics before any record.
+        con = fixture('console-panic-no-init.log')
+        res = fixture('results-panic-no-init.log')
+        self.assertEqual(res, [])
+        self.assertEqual(kinds(con, res), ['panic'])
+
+    def test_sysrq_crash_after_boot(self):
+        # The guest booted (its @@ boot record is there), then panicked.
+        con = fixture('console-sysrq-crash.log')
+        res = fixture('results-sysrq-crash.log')
+        self.assertTrue(res[0].startswith('@@ boot '))
+        found = console.classify(con, res)
+        self.assertEqual([k for k, _ in found], ['panic'])
+        self.assertIn('sysrq triggered crash', found[0][1][0])
+
+    def test_hang_until_the_deadline(self):
+        # A guest that sleeps forever: no report, no done, the deadline hit.
+        con = fixture('console-hang.log')
+        res = fixture('results-hang.log')
+        self.assertEqual(kinds(con, res), ['no-done'])
+        self.assertEqual(kinds(con, res, timed_out=20), ['hang'])
+
+
 class Synthetic(unittest.TestCase):
     """One line per report kind, in the kernel's own words."""
     CASES = [
