@@ -8,7 +8,8 @@
 # (default 2), DEADLINE (seconds for the whole boot, default 1800), DISK
 # (root disk size, default 2G), APPEND (more kernel command line),
 # GUEST_DISK (the guest root tree, default build/guest/disk),
-# RUN_DIR (where the logs go; default build/runs/<id>).
+# RUN_DIR (where the logs go; default build/runs/<id>), KERNEL_IMAGE (boot
+# this bzImage of a KERNEL build made elsewhere, see series-check.sh).
 #
 # The console (ttyS0) goes to console.log, the guest's records (ttyS1) to
 # results.log, soak samples (ttyS2) to samples.log (see RECORDS.md).  TAP
@@ -28,7 +29,7 @@ shift 2
 MEM=${MEM:-1024}
 SMP=${SMP:-2}
 DEADLINE=${DEADLINE:-1800}
-image="$KBUILD/$kernel/arch/x86/boot/bzImage"
+image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}
 disk=${GUEST_DISK:-$BUILD/guest/disk}
 [ -f "$image" ] || die "no image for kernel $kernel: run 'make kernels' (or qemu-run/kernel.sh $kernel) first"
 [ -x "$disk/init" ] || die "no guest root in $disk: run qemu-run/guest.sh first"
@@ -62,7 +63,7 @@ args=$*
 mem=$MEM
 smp=$SMP
 deadline=$DEADLINE
-image_key=$(cat "$KBUILD/$kernel/.key" 2>/dev/null || echo unknown)
+image_key=$(cat "${image%/arch/x86/boot/bzImage}/.key" 2>/dev/null || echo unknown)
 cmdline=$cmdline
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 META

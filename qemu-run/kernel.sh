@@ -9,6 +9,9 @@
 # the kernel source diff against the pristine base (tools/ excluded) -- did not
 # change.  A kernel whose key equals original's (an empty series, or a series
 # that only adds selftests) reuses original's image instead of building again.
+# KERNEL_TREE and KERNEL_OUT build NAME's configuration from another source
+# tree into another folder (qemu-run/series-check.sh builds every prefix of
+# the series so).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -22,13 +25,14 @@ check_kernel_name "$name"
 kernel_key() {
 	local tree
 	tree=$(tree_of "$1")
+	[ "$1" = "$name" ] && tree=${KERNEL_TREE:-$tree}
 	{
 		for f in $(fragments_of "$1"); do cat "$f"; done
 		git -C "$tree" diff --no-ext-diff base -- . ':(exclude)tools'
 	} | sha
 }
 
-out="$KBUILD/$name"
+out=${KERNEL_OUT:-$KBUILD/$name}
 image="$out/arch/x86/boot/bzImage"
 key=$(kernel_key "$name")
 if [ -f "$image" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
@@ -46,7 +50,7 @@ if [ "$name" != original ] && [ "$key" = "$(kernel_key original)" ]; then
 	exit 0
 fi
 
-tree=$(tree_of "$name")
+tree=${KERNEL_TREE:-$(tree_of "$name")}
 frags=$(fragments_of "$name")
 fragkey=$(cat $frags | sha)
 mkdir -p "$out"

@@ -51,3 +51,47 @@ tree_of() {
 
 # The cgroup kselftests the harness runs, in this order (memory-related ones).
 KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg test_memcg_reparent"
+
+# The patches of the series, in order: patches/*.patch but the cover letter
+# (0000-cover-letter.patch, no diff).
+series_patches() {
+	local p
+	for p in "$TOP"/patches/*.patch; do
+		[ -e "$p" ] || continue
+		case "$(basename "$p")" in 0000-*) continue ;; esac
+		echo "$p"
+	done
+}
+
+# Commit the patches given (files, in order) on top of base without touching
+# any work tree: in a scratch index, apply each patch and commit it.  Prints
+# the last commit.
+commit_series() {
+	local parent p info msg diff tree
+	parent=$(git -C "$BASE_TREE" rev-parse base)
+	export GIT_INDEX_FILE="$BUILD/series.$$.index"
+	rm -f "$GIT_INDEX_FILE"
+	git -C "$BASE_TREE" read-tree base
+	msg=$(mktemp)
+	diff=$(mktemp)
+	for p in "$@"; do
+		info=$(git -C "$BASE_TREE" mailinfo "$msg" "$diff" <"$p")
+		if ! git -C "$BASE_TREE" apply --cached "$diff" 2>"$BUILD/am.err"; then
+			sed 's/^/    /' "$BUILD/am.err" >&2
+			rm -f "$msg" "$diff" "$GIT_INDEX_FILE"
+			die "patch does not apply: patches/$(basename "$p")"
+		fi
+		tree=$(git -C "$BASE_TREE" write-tree)
+		parent=$(
+			GIT_AUTHOR_NAME=$(sed -n 's/^Author: //p' <<<"$info") \
+			GIT_AUTHOR_EMAIL=$(sed -n 's/^Email: //p' <<<"$info") \
+			GIT_AUTHOR_DATE=$(sed -n 's/^Date: //p' <<<"$info") \
+			GIT_COMMITTER_NAME=qemu-run GIT_COMMITTER_EMAIL=qemu-run@localhost \
+			git -C "$BASE_TREE" commit-tree "$tree" -p "$parent" \
+				-F <(sed -n 's/^Subject: //p' <<<"$info"; echo; cat "$msg"))
+		printf '    applied %s\n' "$(basename "$p")" >&2
+	done
+	rm -f "$msg" "$diff" "$GIT_INDEX_FILE"
+	unset GIT_INDEX_FILE
+	echo "$parent"
+}

@@ -11,9 +11,7 @@ set -euo pipefail
 
 series_hash() {
 	local p
-	for p in "$TOP"/patches/*.patch; do
-		if [ -e "$p" ]; then cat "$p"; fi
-	done | sha
+	for p in $(series_patches); do cat "$p"; done | sha
 }
 
 extract() {
@@ -34,39 +32,6 @@ extract() {
 	say "extracted in $(elapsed "$t0")"
 }
 
-# Commit the series on top of base without touching any work tree: in a
-# scratch index, apply each patch and commit it.  Prints the last commit.
-commit_series() {
-	local parent p info msg diff tree
-	parent=$(git -C "$BASE_TREE" rev-parse base)
-	export GIT_INDEX_FILE="$BUILD/series.index"
-	rm -f "$GIT_INDEX_FILE"
-	git -C "$BASE_TREE" read-tree base
-	msg=$(mktemp)
-	diff=$(mktemp)
-	for p in "$TOP"/patches/*.patch; do
-		[ -e "$p" ] || continue
-		info=$(git -C "$BASE_TREE" mailinfo "$msg" "$diff" <"$p")
-		if ! git -C "$BASE_TREE" apply --cached "$diff" 2>"$BUILD/am.err"; then
-			sed 's/^/    /' "$BUILD/am.err" >&2
-			rm -f "$msg" "$diff" "$GIT_INDEX_FILE"
-			die "patch does not apply: patches/$(basename "$p")"
-		fi
-		tree=$(git -C "$BASE_TREE" write-tree)
-		parent=$(
-			GIT_AUTHOR_NAME=$(sed -n 's/^Author: //p' <<<"$info") \
-			GIT_AUTHOR_EMAIL=$(sed -n 's/^Email: //p' <<<"$info") \
-			GIT_AUTHOR_DATE=$(sed -n 's/^Date: //p' <<<"$info") \
-			GIT_COMMITTER_NAME=qemu-run GIT_COMMITTER_EMAIL=qemu-run@localhost \
-			git -C "$BASE_TREE" commit-tree "$tree" -p "$parent" \
-				-F <(sed -n 's/^Subject: //p' <<<"$info"; echo; cat "$msg"))
-		printf '    applied %s\n' "$(basename "$p")" >&2
-	done
-	rm -f "$msg" "$diff" "$GIT_INDEX_FILE"
-	unset GIT_INDEX_FILE
-	echo "$parent"
-}
-
 apply_series() {
 	local want have head
 	want=$(series_hash)
@@ -80,7 +45,8 @@ apply_series() {
 	fi
 	say "applying patches/ to $PATCHED_TREE"
 	rm -f "$PATCHED_TREE/.series-hash"
-	head=$(commit_series)
+	# shellcheck disable=SC2046
+	head=$(commit_series $(series_patches))
 	# Checkout rewrites only the files that differ: a kernel build in
 	# progress, or the next incremental one, sees untouched files as such.
 	git -C "$PATCHED_TREE" checkout -q -f -B patched "$head"

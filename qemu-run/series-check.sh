@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Check every prefix of the series, in order: patches 1..k apply to the
+# pristine tree, pass checkpatch --strict, build with the patched
+# configuration (SERIES_KERNEL=debug: the debug one) and boot, running one
+# kselftest (SERIES_TESTS, default test_kmem) with a clean console.
+#
+#   qemu-run/series-check.sh            (make series-check)
+#
+# Slow (the first prefix is a full kernel build, the others incremental ones
+# in the same folder) and not part of make test.  Works in its own tree
+# (build/src/prefix) and build folder (build/kernel/prefix), so the
+# original, patched and debug builds are left alone.  Ends with one line per
+# patch; the exit status is 0 only when every step of every prefix passed.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kind=${SERIES_KERNEL:-patched}
+case "$kind" in patched|debug) ;; *) die "SERIES_KERNEL is patched or debug, not '$kind'" ;; esac
+tests=${SERIES_TESTS:-test_kmem}
+tree="$SRC/prefix"
+out="$KBUILD/prefix-$kind"
+
+"$TOP/qemu-run/tree.sh" || exit 1
+"$TOP/qemu-run/guest.sh" || exit 1
+mapfile -t patches < <(series_patches)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $TOP/patches"
+if [ ! -d "$tree" ]; then
+	git -C "$BASE_TREE" worktree prune
+	git -C "$BASE_TREE" worktree add -q -f -B prefix "$tree" base || die "cannot make the worktree $tree"
+fi
+
+t0=$(date +%s)
+status=0
+results=()
+for ((k = 1; k <= ${#patches[@]}; k++)); do
+	p=${patches[k - 1]}
+	name=$(basename "$p")
+	say "prefix $k/${#patches[@]}: up to $name"
+	line="$name:"
+	if ! head=$(commit_series "${patches[@]:0:k}"); then
+		results+=("$line does not apply")
+		status=1
+		break
+	fi
+	git -C "$tree" checkout -q -f -B prefix "$head" || die "cannot check out prefix $k in $tree"
+	line+=" applies"
+	if cp_out=$(cd "$tree" && ./scripts/checkpatch.pl --strict --quiet --no-summary "$p" 2>&1) && [ -z "$cp_out" ]; then
+		line+=", checkpatch clean"
+	else
+		printf '%s\n' "$cp_out" | sed 's/^/    /' >&2
+		line+=", checkpatch: $(printf '%s\n' "$cp_out" | grep -cE '^(ERROR|WARNING|CHECK)') reports"
+		status=1
+	fi
+	tb=$(date +%s)
+	if ! KERNEL_TREE="$tree" KERNEL_OUT="$out" "$TOP/qemu-run/kernel.sh" "$kind"; then
+		results+=("$line, does NOT build")
+		status=1
+		break
+	fi
+	line+=", builds ($(elapsed "$tb"))"
+	rd="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-prefix$k-$kind"
+	if KERNEL_IMAGE="$out/arch/x86/boot/bzImage" RUN_DIR="$rd" \
+		"$TOP/qemu-run/boot.sh" "$kind" kselftest tests="${tests// /,}" timeout=900 >/dev/null; then
+		if grep -qE '^@@ end ' "$rd/results.log" && ! grep -qE '^@@ end .* rc=[1-9]' "$rd/results.log"; then
+			line+=", boots and passes $tests"
+		else
+			line+=", boots, but $tests failed (logs: $rd)"
+			status=1
+		fi
+	else
+		line+=", does NOT boot cleanly (logs: $rd)"
+		status=1
+	fi
+	results+=("$line")
+done
+
+echo
+printf '%s\n' "${results[@]}"
+verdict=passed; [ $status = 0 ] || verdict=FAILED
+say "series check ($kind) $verdict in $(elapsed "$t0")"
+exit $status
