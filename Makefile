@@ -15,7 +15,7 @@ run: deps ## the main job: both kernels, the same soak on each, the dashboard
 nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
 	@NIGHTLY=1 $(RUN)/main.sh
 
-.PHONY: run nightly help deps selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: run nightly help deps stress bench readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -42,6 +42,15 @@ kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the mat
 soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
 	@$(RUN)/soak.sh $(KERNEL)
 
+series-check: deps ## every prefix of the series applies, passes checkpatch, builds and boots (slow; SERIES_KERNEL=debug)
+	@$(RUN)/series-check.sh
+
+stress: deps ## the reliability run: KERNEL (default debug) under cgroup churn, reclaim, writeback, migration, swap and OOM for STRESS_SECS (1800)
+	@$(RUN)/stress.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),debug)
+
+bench: deps ## original vs patched, side by side: offline cost vs page cache size, fast paths, churn (ROUNDS boots each)
+	@$(RUN)/bench.sh
+
 shell: deps ## boot KERNEL with a shell on the console (interactive)
 	@$(RUN)/kernel.sh $(KERNEL) && $(RUN)/guest.sh && $(RUN)/shell.sh $(KERNEL)
 
@@ -54,6 +63,10 @@ check: deps ## fast host-side checks, no kernel build
 report: ## render the dashboard from the runs database: build/report/index.html
 	@$(RUN)/deps.sh report
 	@python3 reports/report.py
+
+readme-figures: ## write the measured soak table and plot into README.md (docs/soak-dying.png) from the runs database
+	@$(RUN)/deps.sh report
+	@python3 reports/readme.py
 
 report-check: report ## load the dashboard in headless Chromium: every plot and link resolves (~30 s)
 	@python3 reports/tests/browser_check.py --self-test

@@ -5,7 +5,7 @@ usage: db/check.py [--db PATH]
 
 Checks: sqlite's integrity and foreign keys, the schema version, and that
 every run is whole (each snapshot has the samples its "lines=" said, each
-run the snapshots it counted).  Prints one line per kernel and kind, then
+run the snapshots, or for a bench run the results, it counted).  Prints one line per kernel and kind, then
 one summary line; exit status 1 on any problem.
 """
 import argparse
@@ -30,8 +30,15 @@ def problems(db):
             bad.append(f'run {run_id} snapshot {seq}: {n} samples stored, {lines} recorded')
     bad += [f'run {r} snapshot {q}: {n} samples without their snapshot' for (r, q), n in sorted(stored.items())]
     bad += [f'run {r[0]}: {r[2]} snapshots stored, {r[1]} counted' for r in db.execute(
-        'SELECT r.id, r.snapshots, count(sn.seq) FROM runs r LEFT JOIN snapshots sn ON sn.run_id = r.id '
-        'GROUP BY r.id HAVING count(sn.seq) != r.snapshots')]
+        "SELECT r.id, r.snapshots, count(sn.seq) FROM runs r LEFT JOIN snapshots sn ON sn.run_id = r.id "
+        "WHERE r.kind != 'bench' GROUP BY r.id HAVING count(sn.seq) != r.snapshots")]
+    # A bench run counts its results in runs.snapshots.
+    bad += [f'run {r[0]}: {r[2]} bench results stored, {r[1]} counted' for r in db.execute(
+        "SELECT r.id, r.snapshots, count(b.rep) FROM runs r LEFT JOIN bench b ON b.run_id = r.id "
+        "WHERE r.kind = 'bench' GROUP BY r.id HAVING count(b.rep) != r.snapshots")]
+    bad += [f'run {r[0]}: {r[1]} bench results of a {r[2]} run' for r in db.execute(
+        "SELECT r.id, count(*), r.kind FROM bench b JOIN runs r ON r.id = b.run_id "
+        "WHERE r.kind != 'bench' GROUP BY r.id")]
     return bad
 
 
@@ -50,11 +57,13 @@ def main(argv):
     bad = problems(db)
     for b in bad:
         print(f'db-check: {b}')
-    runs, samples = db.execute('SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples)').fetchone()
+    runs, samples, results = db.execute('SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), '
+                                        '(SELECT count(*) FROM bench)').fetchone()
     version = db.execute('PRAGMA user_version').fetchone()[0]
     db.close()
     size = os.path.getsize(path) / 1e6
-    print(f'db-check: {path}: schema version {version}, {runs} runs, {samples} samples, {size:.1f} MB: '
+    print(f'db-check: {path}: schema version {version}, {runs} runs, {samples} samples, '
+          f'{results} bench results, {size:.1f} MB: '
           + (f'{len(bad)} PROBLEMS' if bad else 'consistent'))
     return 1 if bad else 0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Store guest runs in the runs database.
 
-usage: db/ingest.py RUN_DIR [RUN_DIR ...] [--db PATH] [--replace]
+usage: db/ingest.py RUN_DIR [RUN_DIR ...] [--db PATH] [--replace] [--batch NAME]
 
 RUN_DIR is a folder written by qemu-run/boot.sh (qemu-run/RECORDS.md):
 meta, results.log, samples.log, and summary when there is one.  Each run
@@ -11,6 +11,9 @@ name and start time, so storing it again does nothing (--replace stores it
 anew).  Snapshots of samples.log cut short or malformed are dropped and
 counted, never stored half.  Kselftest outcomes are judged against
 qemu-run/known-issues and qemu-run/expectations as qemu-run/tap.py does.
+A bench run's "@@ result" records go to the bench table; a malformed one
+is dropped and counted.  --batch puts the runs in a batch (qemu-run/bench.sh
+groups a benchmark's boots and churn soaks so), runs already stored too.
 
 The database: --db, else $RUNS_DB, else $BUILD/db/runs.sqlite.
 Prints one line per run; exit status 1 when a run could not be stored.
@@ -41,7 +44,9 @@ def kind_of(job):
         return 'kselftest'
     if job.startswith('soak'):
         return 'soak'
-    raise RunError(f'job "{job}" leaves nothing to store: only kselftest and soak runs are')
+    if job == 'bench':
+        return 'bench'
+    raise RunError(f'job "{job}" leaves nothing to store: only kselftest, soak and bench runs are')
 
 
 def sha16(chunks):
@@ -192,14 +197,41 @@ def store_samples(db, run_id, path, label):
     return walk
 
 
+def store_bench(db, run_id, path):
+    """Store the results of a bench run's samples.log; return the walker."""
+    with open(path, errors='replace') as f:
+        walk = records.BenchResults(f)
+        rows = [(run_id, *r, ord_) for ord_, r in enumerate(walk, 1)]
+    db.executemany('INSERT INTO bench (run_id, metric, param, rep, value, unit, lim, ord) '
+                   'VALUES (?, ?, ?, ?, ?, ?, ?, ?)', rows)
+    walk.results = len(rows)
+    return walk
+
+
 def delete_run(db, run_id):
-    for table in ('samples', 'snapshots', 'kselftest', 'params'):
+    for table in ('samples', 'snapshots', 'kselftest', 'bench', 'params'):
         db.execute(f'DELETE FROM {table} WHERE run_id = ?', (run_id,))
     db.execute('DELETE FROM runs WHERE id = ?', (run_id,))
 
 
-def ingest(db, run_dir, replace=False, known=None, expect=None, db_path=''):
-    """Store one run folder; return the line to print."""
+def set_batch(db, run_id, batch):
+    """Put a stored run in a batch (bench.sh: the churn soaks, which soak.sh
+    stores itself); a run already in another batch stays there.  Returns
+    the batch it was in."""
+    db.execute('BEGIN IMMEDIATE')
+    try:
+        old = db.execute('SELECT batch FROM runs WHERE id = ?', (run_id,)).fetchone()[0]
+        if old is None:
+            db.execute('UPDATE runs SET batch = ? WHERE id = ?', (batch, run_id))
+        db.execute('COMMIT')
+    except BaseException:
+        db.execute('ROLLBACK')
+        raise
+    return old
+
+
+def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batch=None):
+    """Store one run folder (in batch, when given); return the line to print."""
     run_dir = os.path.abspath(run_dir.rstrip('/'))
     name = os.path.basename(os.path.realpath(run_dir))
     if not os.path.isfile(os.path.join(run_dir, 'meta')):
@@ -220,7 +252,12 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path=''):
         old = db.execute('SELECT id FROM runs WHERE uid = ?', (uid,)).fetchone()
         if old and not replace:
             db.execute('ROLLBACK')
-            return f'ingest: {name}: already stored as run {old[0]} (--replace to store it anew)'
+            line = f'ingest: {name}: already stored as run {old[0]} (--replace to store it anew)'
+            if batch:
+                was = set_batch(db, old[0], batch)
+                line += (f'; in batch {batch}' if was in (None, batch)
+                         else f'; it stays in batch {was}, not {batch}')
+            return line
         if old:
             delete_run(db, old[0])
         kid = kernel_id(db, kernel, meta, boot)
@@ -234,10 +271,28 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path=''):
              done and done['rc'], done and done['error'], summary[-1] if summary else None,
              meta.get('cmdline'), run_dir,
              datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))).lastrowid
+        if batch:
+            db.execute('UPDATE runs SET batch = ? WHERE id = ?', (batch, run_id))
         params = records.kv_words(args)
         if kind == 'kselftest':
             n = store_kselftest(db, run_id, kernel, meta, results, known, expect)
             what = f'kselftest on {kernel}, {n} subtests'
+        elif kind == 'bench':
+            path = os.path.join(run_dir, 'samples.log')
+            if not os.path.exists(path):
+                raise RunError(f'{path} is missing: a bench run writes its results there')
+            w = store_bench(db, run_id, path)
+            if w.run is not None:
+                params = w.run
+            end = w.end or {}
+            db.execute('UPDATE runs SET workload = ?, soak_rc = ?, t_ms = ?, snapshots = ?, dropped = ? '
+                       'WHERE id = ?', (w.run_line or args, end.get('rc'), to_int(end.get('t_ms')),
+                                        w.results, w.dropped, run_id))
+            what = f'bench on {kernel}, {w.results} results'
+            if w.dropped:
+                what += f'; {w.dropped} results dropped ({"; ".join(w.problems[:3])})'
+            if w.end is None:
+                what += '; no "@@ end" record'
         else:
             path = os.path.join(run_dir, 'samples.log')
             if not os.path.exists(path):
@@ -284,6 +339,7 @@ def main(argv):
     ap.add_argument('run_dirs', nargs='+', metavar='RUN_DIR')
     ap.add_argument('--db', help='the database file (created when missing)')
     ap.add_argument('--replace', action='store_true', help='store a run again if it is there already')
+    ap.add_argument('--batch', help='put the runs in this batch (qemu-run/bench.sh), stored ones too')
     ap.add_argument('--known', default=os.path.join(store.TOP, 'qemu-run', 'known-issues'))
     ap.add_argument('--expect', default=os.path.join(store.TOP, 'qemu-run', 'expectations'))
     args = ap.parse_args(argv)
@@ -292,7 +348,7 @@ def main(argv):
     status = 0
     for d in args.run_dirs:
         try:
-            print(ingest(db, d, args.replace, args.known, args.expect, path), flush=True)
+            print(ingest(db, d, args.replace, args.known, args.expect, path, args.batch), flush=True)
         except (RunError, OSError) as e:
             print(f'ingest: error: {e}', file=sys.stderr)
             status = 1

@@ -1,10 +1,13 @@
 """Read the files of a run folder (qemu-run/RECORDS.md): meta, results.log
-and samples.log.  Parsing only; db/ingest.py stores what this yields."""
+and samples.log (a soak's snapshots, a bench's results).  Parsing only;
+db/ingest.py stores what this yields."""
 import re
 
 SAMPLE = re.compile(r'^@@ sample (\d+) gen=(-?\d+) t_ms=(-?\d+)\s*(.*)$')
 ENDSAMPLE = re.compile(r'^@@ endsample (\d+) lines=(\d+)\s*$')
 END = re.compile(r'^@@ end rc=(-?\d+)(.*)$')
+METRIC = re.compile(r'^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$')
+NUMBER = re.compile(r'^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$')
 DONE = re.compile(r'^@@ done rc=(-?\d+)(?: error=(.*))?')
 
 
@@ -133,4 +136,80 @@ class Samples:
             # "@@ progress" and unknown records: for the host's progress line only.
         if cur is not None:
             self._drop(cur[0], 'cut short: no "@@ endsample" before the end of the file')
+        self.lines = n
+
+
+class BenchResults:
+    """Walk the samples.log of a bench run (guest/bench.c).  Iterating
+    yields (metric, param, rep, value, unit, limit) per "@@ result" record,
+    value None when the record says value=none (then limit is its bound).
+    A result that is malformed (a field missing or not a number, a bad
+    metric name, value=none without limit=) or that repeats a metric,
+    param and rep already seen is dropped: counted in .dropped, reasons in
+    .problems.  After the walk: .run (the "@@ run" knobs), .run_line,
+    .end (the "@@ end" record), .lines."""
+
+    def __init__(self, f):
+        self.f = f
+        self.run = None
+        self.run_line = ''
+        self.end = None
+        self.dropped = 0
+        self.problems = []
+        self.lines = 0
+
+    def _drop(self, n, why):
+        self.dropped += 1
+        if len(self.problems) < 20:
+            self.problems.append(f'line {n}: {why}')
+
+    def parse(self, n, line):
+        """The fields of one "@@ result" line, or None (dropped)."""
+        kv = kv_words(line[len('@@ result '):])
+        missing = [k for k in ('metric', 'param', 'rep', 'value', 'unit') if k not in kv]
+        if missing:
+            return self._drop(n, f'no {", ".join(missing)}: {line[:80]!r}')
+        if not METRIC.match(kv['metric']):
+            return self._drop(n, f'bad metric name {kv["metric"][:40]!r}')
+        if not kv['param'].isdigit() or not kv['rep'].isdigit() or int(kv['rep']) < 1:
+            return self._drop(n, f'param and rep are integers (rep from 1): {line[:80]!r}')
+        limit = kv.get('limit')
+        if limit is not None and not NUMBER.match(limit):
+            return self._drop(n, f'limit is not a number: {line[:80]!r}')
+        if kv['value'] == 'none':
+            if limit is None:
+                return self._drop(n, f'value=none without limit=: {line[:80]!r}')
+            value = None
+        elif NUMBER.match(kv['value']):
+            value = float(kv['value'])
+        else:
+            return self._drop(n, f'value is not a number: {line[:80]!r}')
+        return (kv['metric'], int(kv['param']), int(kv['rep']), value, kv['unit'],
+                float(limit) if limit is not None else None)
+
+    def __iter__(self):
+        seen = set()
+        n = 0
+        for n, line in enumerate(self.f, 1):
+            if not line.startswith('@@ '):
+                continue
+            line = line.rstrip('\r\n')
+            if line.startswith('@@ result '):
+                r = self.parse(n, line)
+                if r is None:
+                    continue
+                if r[:3] in seen:
+                    self._drop(n, f'{r[0]} param={r[1]} rep={r[2]} seen before')
+                    continue
+                seen.add(r[:3])
+                yield r
+            elif line.startswith('@@ run '):
+                words = line[7:].split(None, 1)     # "bench key=value ..."
+                self.run_line = words[1].strip() if len(words) > 1 else ''
+                self.run = kv_words(self.run_line)
+            elif line.startswith('@@ end '):
+                m = END.match(line)
+                if m:
+                    self.end = {'rc': int(m.group(1)), **kv_words(m.group(2))}
+            # "@@ progress" and unknown records: for the host's progress line only.
         self.lines = n

@@ -32,6 +32,11 @@ DEADLINE=${DEADLINE:-1800}
 image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}
 disk=${GUEST_DISK:-$BUILD/guest/disk}
 [ -f "$image" ] || die "no image for kernel $kernel: run 'make kernels' (or qemu-run/kernel.sh $kernel) first"
+# kernel.sh removes .key before it builds and writes it once the image is
+# whole: without it the image is a stale one from before an interrupted
+# build (NOBUILD=1 would boot it silently).
+[ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||
+	die "the image of kernel $kernel is stale or half built (no .key next to it): run 'make kernel KERNEL=$kernel'"
 [ -x "$disk/init" ] || die "no guest root in $disk: run qemu-run/guest.sh first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: install Debian's qemu-system-x86 (make deps)"
 

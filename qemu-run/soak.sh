@@ -47,7 +47,7 @@ scan_samples() {
 	/^@@ sample / {
 		close_open("cut")
 		open = 1; seq = $3; lines = 0; bytes = length($0) + 1; drop = 0; gen = ""; dy = ""; badline = 0
-		for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "gen") gen = kv[2]; if (kv[1] == "after") drop = 1 }
+		for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "gen") gen = kv[2]; if (kv[1] == "after") drop = kv[2] }
 		next
 	}
 	/^@@ endsample / {
@@ -55,8 +55,8 @@ scan_samples() {
 		open = 0; complete++; bytes += length($0) + 1
 		if (bytes > maxbytes) maxbytes = bytes
 		if (lines > maxlines) maxlines = lines
-		if (drop) dying_drop = dy; else { dying = dy; last_gen = gen }
-		if (!drop && gen >= reached) { reached = gen; reached_dying = dy }
+		if (drop == "drop_caches") dying_drop = dy; else if (drop == "settle") dying_settle = dy; else { dying = dy; last_gen = gen }
+		if (drop == 0 && gen >= reached) { reached = gen; reached_dying = dy }
 		next
 	}
 	/^@@ progress / {
@@ -82,7 +82,7 @@ scan_samples() {
 		close_open("cut")
 		printf "complete=%d dropped=%d cut=%d ended=%d rc=%s gens=%s t_ms=%s", complete, dropped, cut, ended, ended ? e["rc"] : "", ended ? e["gens"] : "", ended ? e["t_ms"] : ""
 		printf " target_gens=%s target_secs=%s reached=%s reached_dying=%s", tgens, tsecs, reached, reached_dying
-		printf " last_gen=%s dying=%s dying_drop=%s max_lines=%d max_bytes=%d\n", last_gen, dying, dying_drop, maxlines, maxbytes
+		printf " last_gen=%s dying=%s dying_settle=%s dying_drop=%s max_lines=%d max_bytes=%d\n", last_gen, dying, dying_settle, dying_drop, maxlines, maxbytes
 	}' "$1"
 }
 
@@ -116,7 +116,8 @@ summary() {
 		if (v["dropped"]) snaps = snaps sprintf(", %d dropped (%s)", v["dropped"], v["cut"] ? "cut short" : "inconsistent")
 		if (v["ended"]) {
 			t = v["t_ms"] / 1000
-			drop = v["dying_drop"] != "" ? sprintf(", %d after drop_caches", v["dying_drop"]) : ""
+			drop = v["dying_settle"] != "" ? sprintf(", %d after settling", v["dying_settle"]) : ""
+			drop = drop (v["dying_drop"] != "" ? sprintf(", %d after drop_caches", v["dying_drop"]) : "")
 			status = v["rc"] == 0 ? "done" : ("done with errors (rc=" v["rc"] ")")
 			rate = t > 0 ? v["gens"] / t : 0
 			printf "%s: %s: %d generations in %.1f s (%.1f gen/s), %d dying memory cgroups at the end%s; %s; samples: %s\n", \

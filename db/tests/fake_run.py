@@ -259,6 +259,61 @@ def kselftest_run(d, kernel, started='2026-12-03T09:00:00Z'):
         f.write(f'{kernel}: fake summary line\n')
 
 
+BENCH_FAST = [('fast.read_mibps', 65536, 'MiB/s', 900.0), ('fast.fault_per_s', 65536, 'faults/s', 150000.0),
+              ('fast.charge_per_s', 64, 'ops/s', 9000.0), ('fast.ctxsw_per_s', 0, 'trips/s', 30000.0)]
+
+
+def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='20261203-100000-bench',
+              started='2026-12-03T10:00:00Z', timeout_ms=10000, end=True, extra=()):
+    """Write a bench run folder (guest/bench.c's records, made up): on
+    original the child's css is never released (value=none), on patched it
+    is, after a time that grows with the page cache.  extra: more lines
+    appended before "@@ end" (malformed records for the tests).  Returns
+    the number of "@@ result" records written."""
+    os.makedirs(d, exist_ok=True)
+    rng = random.Random(f'{seed}-{kernel}-bench')
+    knobs = (f'parts=offline,fast sizes={",".join(map(str, sizes))} reps={reps} timeout_ms={timeout_ms} '
+             f'poll_us=150 probe_ms=1000 probe_us=500 fast_reps={fast_reps} seed={seed} tag={tag}')
+    write_meta(d, kernel, 'bench', ' '.join(f'bench.{k}' for k in knobs.split()), started, 300)
+    with open(os.path.join(d, 'results.log'), 'w') as f:
+        f.write('@@ boot kernel=6.12.118+ init_uptime=2.06 ready_uptime=3.24 job=bench mem_kb=1530000 cpus=2\n'
+                '@@ done rc=0\n')
+    out = [f'@@ run bench {knobs} cpus=2']
+    n = 0
+    for rep in range(1, reps + 1):
+        for size in sizes:
+            kb = size * 1024
+            pages = kb // 4
+            res = [('offline.charged_kb', kb + rng.randint(0, 200), 'KiB'),
+                   ('offline.rmdir_us', 300 + rng.random() * 50, 'us'),
+                   ('offline.mkdir_us', 200 + rng.random() * 50, 'us'),
+                   ('offline.stall_us', 400 + (pages * 8 if kernel == 'patched' else 0) * (1 + rng.random() / 10), 'us')]
+            for metric, value, unit in res:
+                out.append(f'@@ result metric={metric} param={kb} rep={rep} value={value:.6g} unit={unit}')
+            if kernel == 'patched':
+                out.append(f'@@ result metric=offline.release_us param={kb} rep={rep} '
+                           f'value={20000 + pages * 9 * (1 + rng.random() / 10):.6g} unit=us')
+            else:
+                out.append(f'@@ result metric=offline.release_us param={kb} rep={rep} value=none unit=us '
+                           f'limit={timeout_ms * 1000}')
+            out.append(f'@@ result metric=offline.kept_pct param={kb} rep={rep} value=100 unit=%')
+            n += 6
+            out.append(f'@@ progress part=offline done={n // 6} of={reps * len(sizes)} t_ms={n * 1000}')
+    for rep in range(1, fast_reps + 1):
+        for metric, kb, unit, base in BENCH_FAST:
+            out.append(f'@@ result metric={metric} param={kb} rep={rep} '
+                       f'value={base * (1 + rng.gauss(0, 0.01)):.6g} unit={unit}')
+            n += 1
+    out += list(extra)
+    if end:
+        out.append(f'@@ end rc=0 results={n} t_ms=250000')
+    with open(os.path.join(d, 'samples.log'), 'w') as f:
+        f.write('\n'.join(out) + '\n')
+    with open(os.path.join(d, 'summary'), 'w') as f:
+        f.write(f'bench {kernel}: fake summary line\n')
+    return n
+
+
 def expectations_text():
     """An expectations file (qemu-run/expectations format) matching kselftest_run()."""
     return ''.join(f'test_memcg_reparent:{s}  fail pass pass\n' for s in sorted(LRU_SUBTESTS))

@@ -93,6 +93,7 @@ static struct knob knobs[] = {
 	{ "tmpfs_kb", K_NUM, 16, NULL, "KiB per job's tmpfs file" },
 	{ "sock_kb", K_NUM, 16, NULL, "KiB through each socket, each way" },
 	{ "keep", K_NUM, 5000, NULL, "job logs and tmpfs files left behind are deleted this many generations later (0: never)" },
+	{ "settle_s", K_NUM, 0, NULL, "seconds to wait idle after the churn, then a snapshot marked after=settle (0: none)" },
 	{ "drop", K_NUM, 1, NULL, "1: a last snapshot after sync and drop_caches" },
 	{ "parent", K_STR, 0, "/sys/fs/cgroup/soak", "the common parent cgroup" },
 	{ "dir", K_STR, 0, "/soak-data", "the shared working directory (tmpfs on dir/tmp)" },
@@ -1043,6 +1044,16 @@ int main(int argc, char **argv)
 	if (hog_pid > 0) {
 		kill(hog_pid, SIGTERM);
 		waitpid(hog_pid, NULL, 0);
+	}
+	if (NUM("settle_s")) {
+		/*
+		 * Without dropping anything: what still pins dying memcgs once
+		 * the flusher has written back what the jobs dirtied
+		 * (dirty_expire_centisecs, 30 s by default) and the writeback
+		 * structures of clean inodes were switched to the parent.
+		 */
+		sleep_ms(NUM("settle_s") * 1000);
+		sample(done, "after=settle");
 	}
 	if (NUM("drop")) {
 		sync();

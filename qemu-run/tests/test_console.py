@@ -97,5 +97,44 @@ class Synthetic(unittest.TestCase):
                 self.assertEqual(kinds(con, ['@@ done rc=0']), [kind])
 
 
+class Oom(unittest.TestCase):
+    """OOM-killer output is the kernel doing its job, not a report.
+
+    console-stress-oom.log is an excerpt of a real console of the debug
+    kernel under qemu-run/stress.sh: the sibling cgroup's OOM kill, with
+    memory.oom.group killing its second task.  The synthetic lines are the other messages
+    of mm/oom_kill.c and mm/memcontrol.c in the kernel's words: the
+    pr_info() ones the guest's loglevel=6 hides, and a global OOM kill.
+    """
+    LINES = [
+        'oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,'
+        'oom_memcg=/stress/oom-3,task_memcg=/stress/oom-3,task=stress,pid=165,uid=0',
+        'Tasks in /stress/oom-3 are going to be killed due to memory.oom.group set',
+        'memory: usage 16384kB, limit 16384kB, failcnt 412',
+        'swap: usage 0kB, limit 0kB, failcnt 0',
+        'Memory cgroup stats for /stress/oom-3:',
+        'Tasks state (memory values in pages):',
+        'oom_reaper: reaped process 165 (stress), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB',
+        'Out of memory: Killed process 140 (stress) total-vm:563012kB, anon-rss:550000kB, '
+        'file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1100kB oom_score_adj:0',
+        'stress invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0',
+    ]
+
+    def test_real_memcg_oom_kill(self):
+        con = fixture('console-stress-oom.log')
+        self.assertTrue(any('invoked oom-killer' in line for line in con))
+        self.assertEqual(sum('Memory cgroup out of memory: Killed process' in line for line in con), 3)
+        self.assertEqual(kinds(con, ['@@ done rc=0']), [])
+
+    def test_oom_messages(self):
+        con = [f'[   33.{i:06d}] {msg}' for i, msg in enumerate(self.LINES)]
+        self.assertEqual(kinds(con, ['@@ done rc=0']), [])
+
+    def test_a_report_next_to_an_oom_kill_still_counts(self):
+        con = fixture('console-stress-oom.log') + [
+            '[   34.000001] BUG: Bad page state in process stress  pfn:1234']
+        self.assertEqual(kinds(con, ['@@ done rc=0']), ['bad-page'])
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The side-by-side table of a benchmark batch (qemu-run/bench.sh).
+
+usage: db/bench_table.py [--batch NAME] [--markdown] [--db PATH]
+
+One row per metric and param (the page cache size for offline.*, the
+working set for fast.*): original and patched as median [min-max] (n) over
+every rep of every boot of the batch, and the change from original to
+patched in %.  A value the guest could not give within its limit (a memory
+css that was not released within timeout_ms) is never a number: the cell
+says "not released (k/n)", with the median of the others when some were.
+The last rows are the churn soaks of the batch: dying memory cgroups
+after the last generation and after the final drop_caches.
+"--batch" defaults to the newest batch that has bench results.  Only clean
+boots count: a boot with a kernel report or no "@@ done" is left out and
+said so.  Exit status 1 when there is no such batch.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import store  # noqa: E402
+
+KERNELS = ('original', 'patched')
+NOT_REACHED = {'offline.release_us': 'not released'}
+
+
+def fmt(v):
+    """A number with 3 significant digits, no exponent below a billion."""
+    if v == 0:
+        return '0'
+    a = abs(v)
+    if a >= 100:
+        return f'{v:.0f}'
+    if a >= 10:
+        return f'{v:.1f}'
+    if a >= 1:
+        return f'{v:.2f}'
+    return f'{v:.3g}'
+
+
+def fmt_param(metric, kb):
+    if not kb:
+        return '-'
+    if kb % 1024 == 0:
+        return f'{kb // 1024} MiB'
+    return f'{kb} KiB'
+
+
+def cell(values, metric):
+    """(text, median or None) of one kernel's values; None in values: not reached."""
+    if not values:
+        return '-', None
+    got = sorted(v for v in values if v is not None)
+    missing = len(values) - len(got)
+    text = ''
+    med = None
+    if got:
+        med = statistics.median(got)
+        text = f'{fmt(med)} [{fmt(got[0])}-{fmt(got[-1])}] ({len(got)})'
+    if missing:
+        word = NOT_REACHED.get(metric, 'not reached')
+        miss = f'{word} ({missing}/{len(values)})'
+        text = f'{text}; {miss}' if text else miss
+    return text, (med if not missing else None)
+
+
+def overlap(a, b):
+    a, b = [v for v in a if v is not None], [v for v in b if v is not None]
+    if not a or not b:
+        return ''
+    return 'overlap' if min(a) <= max(b) and min(b) <= max(a) else 'apart'
+
+
+def latest_batch(db):
+    row = db.execute('SELECT r.batch FROM runs r WHERE r.kind = \'bench\' AND r.batch IS NOT NULL '
+                     'ORDER BY r.started DESC, r.id DESC LIMIT 1').fetchone()
+    return row[0] if row else None
+
+
+def table(db, batch):
+    """(header lines, rows, notes): rows are lists of cells."""
+    runs = db.execute('SELECT run_id, kind, kernel, verdict, soak_rc, started FROM run_list WHERE batch = ? '
+                      'ORDER BY started, run_id', (batch,)).fetchall()
+    bench = [r for r in runs if r[1] == 'bench']
+    clean = {r[0] for r in bench if r[3] == 'clean'}
+    notes = []
+    for run_id, kind, kernel, verdict, rc, _ in runs:
+        if verdict != 'clean':
+            notes.append(f'run {run_id} ({kind} on {kernel}) is {verdict}: left out')
+        elif rc not in (0, None) or (rc is None and kind in ('bench', 'soak')):
+            notes.append(f'run {run_id} ({kind} on {kernel}) ended with rc={rc}: its results are in')
+    boots = {k: sum(1 for r in bench if r[2] == k and r[0] in clean) for k in KERNELS}
+    knobs = db.execute("SELECT p.key, p.value FROM params p JOIN runs r ON r.id = p.run_id "
+                       "WHERE r.batch = ? AND r.kind = 'bench' ORDER BY r.started DESC, r.id DESC",
+                       (batch,)).fetchall()
+    seen = {}
+    for k, v in knobs:
+        seen.setdefault(k, v)
+    head = [f'bench batch {batch}: {boots["original"]} original and {boots["patched"]} patched boots '
+            f'(runs {", ".join(str(r[0]) for r in runs)})']
+    shown = ('sizes', 'reps', 'timeout_ms', 'poll_us', 'probe_ms', 'fast_reps', 'seed')
+    head.append('knobs: ' + ' '.join(f'{k}={seen[k]}' for k in shown if k in seen))
+
+    data = {}
+    order = {}
+    units = {}
+    for run_id, kernel, metric, param, value, unit, ord_ in db.execute(
+            'SELECT run_id, kernel, metric, param, value, unit, ord FROM bench_list WHERE batch = ? '
+            'ORDER BY run_id, ord', (batch,)):
+        if run_id not in clean or kernel not in KERNELS:
+            continue
+        key = (metric, param)
+        data.setdefault(key, {k: [] for k in KERNELS})[kernel].append(value)
+        order.setdefault(metric, len(order))
+        units[metric] = unit
+    rows = []
+    for metric, param in sorted(data, key=lambda k: (order[k[0]], k[1])):
+        vals = data[(metric, param)]
+        (o_text, o_med), (p_text, p_med) = cell(vals['original'], metric), cell(vals['patched'], metric)
+        delta = f'{100 * (p_med - o_med) / o_med:+.1f}%' if o_med and p_med is not None else ''
+        rows.append([metric, fmt_param(metric, param), units[metric], o_text, p_text, delta,
+                     overlap(vals['original'], vals['patched'])])
+
+    if any(r[0] == 'fast.spin_mops' for r in rows):
+        notes.append('fast.spin_mops is the control, a user-space loop the kernel plays no part in: '
+                     'a fast-path delta no larger than its delta is noise of the emulator and the host')
+    if 'offline.release_us' in order:
+        notes.append('offline.release_us: "not released (k/n)" = k of n reps where the child\'s memory css '
+                     'was still dying at timeout_ms; never a number')
+    churn = {}
+    for run_id, kernel, gens, final, dropped in db.execute(
+            "SELECT f.run_id, f.kernel, f.gens, f.final_dying, f.dropped_dying FROM soak_final f "
+            "JOIN runs r ON r.id = f.run_id WHERE r.batch = ? AND r.verdict = 'clean' ORDER BY f.run_id",
+            (batch,)):
+        churn.setdefault(kernel, []).append((gens, final, dropped))
+    for i, name in enumerate(('churn.dying_end', 'churn.dying_after_drop')):
+        if not churn:
+            break
+        vals = {k: [c[1 + i] for c in churn.get(k, []) if c[1 + i] is not None] for k in KERNELS}
+        gens = sorted({c[0] for cs in churn.values() for c in cs if c[0] is not None})
+        (o_text, o_med), (p_text, p_med) = cell(vals['original'], name), cell(vals['patched'], name)
+        delta = f'{100 * (p_med - o_med) / o_med:+.1f}%' if o_med and p_med is not None else ''
+        rows.append([name, '/'.join(str(g) for g in gens) + ' gens', 'memcgs', o_text, p_text, delta,
+                     overlap(vals['original'], vals['patched'])])
+        if i == 0:
+            notes.append('churn.*: dying memory cgroups after the last generation and after the final '
+                         'drop_caches (soak.sh, the same seed on both kernels)')
+    return head, rows, notes
+
+
+COLUMNS = ['metric', 'param', 'unit', 'original median [min-max] (n)', 'patched median [min-max] (n)',
+           'delta', 'ranges']
+
+
+def render(head, rows, notes, markdown):
+    out = []
+    if markdown:
+        out += [f'{h}  ' for h in head] + ['']
+        out.append('| ' + ' | '.join(COLUMNS) + ' |')
+        out.append('|' + '|'.join(' --- ' for _ in COLUMNS) + '|')
+        out += ['| ' + ' | '.join(c or ' ' for c in r) + ' |' for r in rows]
+        out += [''] + [f'- {n}' for n in notes]
+    else:
+        widths = [max(len(str(r[i])) for r in rows + [COLUMNS]) for i in range(len(COLUMNS))]
+        out += head
+        out.append('  '.join(c.ljust(w) for c, w in zip(COLUMNS, widths)).rstrip())
+        out += ['  '.join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        out += [f'note: {n}' for n in notes]
+    return '\n'.join(out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--batch', help='the batch (default: the newest with bench runs)')
+    ap.add_argument('--markdown', action='store_true', help='a Markdown table')
+    ap.add_argument('--db', help='the database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
+    args = ap.parse_args(argv)
+    path = args.db or store.default_path()
+    if not os.path.exists(path):
+        print(f'bench_table: no database at {path}: run make bench first', file=sys.stderr)
+        return 1
+    db = store.connect(path)
+    batch = args.batch or latest_batch(db)
+    if not batch or not db.execute('SELECT 1 FROM runs WHERE batch = ?', (batch,)).fetchone():
+        print(f'bench_table: no bench batch {batch or ""} in {path}: run make bench first', file=sys.stderr)
+        return 1
+    head, rows, notes = table(db, batch)
+    db.close()
+    print(render(head, rows, notes, args.markdown))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The benchmark (make bench): original vs patched, side by side, in one run.
+#
+#   qemu-run/bench.sh [key=value ...]     key=value: knobs of the guest's bench
+#   make bench ROUNDS=2 BENCH='sizes=1,64,512 reps=2'
+#   qemu-run/bench.sh --summary SAMPLES.LOG   check a bench samples.log, print its summary
+#   qemu-run/bench.sh --scan SAMPLES.LOG      the same as key=value words (tests)
+#
+# ROUNDS boots of each kernel (default 3), interleaved original, patched,
+# original, patched, ... with the same knobs, each running guest/bench
+# (offline cost vs the child's page cache, fast paths; "bench help" lists the
+# knobs), each stored in the runs database as it ends.  Then, unless
+# BENCH_CHURN=0, the churn soak of the selftests (soak.sh, CHURN_GENS=1000
+# generations, the same seed) on each kernel.  All these runs share a batch
+# id in the database; the end is the side-by-side table of the batch
+# (db/bench_table.py), also written to build/bench/<batch>.md.
+#
+# Environment: NOBUILD=1 uses the kernels and guest that are there (else
+# both kernels and the guest are built first), ROUNDS, BENCH_CHURN,
+# CHURN_GENS, SEED (bench's order of sizes and tests, and the soak's seed;
+# default 1), BENCH (more "key=value ..." bench knobs; the command line wins),
+# MEM (guest MiB for the bench boots, default 1536: the 512 MiB page cache
+# must stay resident; the churn soaks use CHURN_MEM, default 1024 as make
+# soak), SMP (default 2), DEADLINE (per bench boot; default from the knobs),
+# PROGRESS_SECS (default 10), RUNS_DB (the database).
+# Exit status: 0 only when every boot was clean and every guest tool ended
+# with rc=0.  Numbers are from an emulated machine (TCG): read the ratios.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# Count the records of a bench samples.log: key=value words (tests too).
+scan_bench() {
+	awk '
+	/^@@ result / { n++; if ($0 ~ / value=none /) none++ }
+	/^@@ progress / { last = $0 }
+	/^@@ end / { ended = 1; for (i = 3; i <= NF; i++) { split($i, kv, "="); e[kv[1]] = kv[2] } }
+	END {
+		split(last, w, " "); for (i = 3; i in w; i++) { split(w[i], kv, "="); p[kv[1]] = kv[2] }
+		printf "results=%d none=%d ended=%d rc=%s t_ms=%s part=%s done=%s of=%s\n", n, none, ended, \
+			ended ? e["rc"] : "", ended ? e["t_ms"] : "", p["part"], p["done"], p["of"]
+	}' "$1"
+}
+
+# The summary line of one bench boot; status 1 unless it ended with rc=0.
+bench_summary() {
+	local f=$1 label=$2
+	scan_bench "$f" | awk -v label="$label" -v f="$f" '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		none = v["none"] ? sprintf(" (%d of them not within their limit)", v["none"]) : ""
+		if (v["ended"]) {
+			status = v["rc"] == 0 ? "done" : "done with errors (rc=" v["rc"] ")"
+			printf "%s: %s: %d results%s in %.0f s; results: %s\n", label, status, v["results"], none, v["t_ms"] / 1000, f
+			exit (v["rc"] == 0 ? 0 : 1)
+		}
+		if (v["results"] == 0) { printf "%s: FAILED: no results at all (%s)\n", label, f; exit 1 }
+		at = v["part"] != "" ? sprintf(" (%s %s/%s done)", v["part"], v["done"], v["of"]) : ""
+		printf "%s: FAILED: no \"@@ end\" after %d results%s; results: %s\n", label, v["results"], at, f
+		exit 1
+	}
+	END { if (NR == 0) { printf "%s: FAILED: no results at all (%s)\n", label, f; exit 1 } }'
+}
+
+case "${1:-}" in
+--summary|--scan)
+	[ -f "${2:-}" ] || die "usage: bench.sh $1 SAMPLES.LOG"
+	if [ "$1" = --scan ]; then scan_bench "$2"; else bench_summary "$2" bench; fi
+	exit
+	;;
+esac
+
+ROUNDS=${ROUNDS:-3}
+SEED=${SEED:-1}
+CHURN_GENS=${CHURN_GENS:-1000}
+[[ "$ROUNDS$CHURN_GENS$SEED" =~ ^[0-9]+$ ]] && [ "$ROUNDS" -ge 1 ] ||
+	die "ROUNDS (>= 1), CHURN_GENS and SEED are numbers, not '$ROUNDS', '$CHURN_GENS', '$SEED'"
+
+knobs=("seed=$SEED")
+# shellcheck disable=SC2206
+[ -n "${BENCH:-}" ] && knobs+=(${BENCH})
+for kv in "$@"; do
+	[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "bench knobs are key=value without spaces, not '$kv'"
+	knobs+=("$kv")
+done
+knob() { # the value of knob $1 as the guest will see it (the last one), or $2
+	local kv v=$2
+	for kv in "${knobs[@]}"; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done
+	echo "$v"
+}
+sizes=$(knob sizes 1,4,16,64,256,512)
+parts=$(knob parts offline,fast)
+reps=$(knob reps 3)
+timeout_ms=$(knob timeout_ms 5000)
+probe_ms=$(knob probe_ms 1000)
+fast_reps=$(knob fast_reps 5)
+[[ "$sizes" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "sizes is a list of MiB like 1,64,512, not '$sizes'"
+[[ "$reps$timeout_ms$probe_ms$fast_reps" =~ ^[0-9]+$ ]] || die "reps, timeout_ms, probe_ms and fast_reps are numbers"
+if [ -z "${DEADLINE:-}" ]; then
+	# Per offline rep: writing and fsyncing the file (~10 MiB/s emulated at
+	# worst), the two probe windows, the wait, settling; per fast rep 40 s.
+	DEADLINE=300
+	case ",$parts," in *,offline,*)
+		n=$(tr ',' '\n' <<<"$sizes" | wc -l)
+		sum=$(tr ',' '+' <<<"$sizes" | bc)
+		DEADLINE=$((DEADLINE + reps * (n * ((timeout_ms + 2 * probe_ms) / 1000 + 5) + sum / 10)))
+	esac
+	case ",$parts," in *,fast,*) DEADLINE=$((DEADLINE + fast_reps * 40)) ;; esac
+fi
+export DEADLINE
+export MEM=${MEM:-1536}
+
+if [ "${NOBUILD:-0}" != 1 ]; then
+	"$TOP/qemu-run/kernel.sh" original || exit 1
+	"$TOP/qemu-run/kernel.sh" patched || exit 1
+	"$TOP/qemu-run/guest.sh" || exit 1
+fi
+
+batch=$(date +%Y%m%d-%H%M%S)-bench
+t0=$(date +%s)
+status=0
+failed=()
+
+bench_boot() {
+	local kernel=$1 round=$2 label dir monitor boot_rc=0 sum_rc=0
+	label="bench $kernel (round $round/$ROUNDS)"
+	dir=$BUILD/runs/$batch-$round-$kernel
+	mkdir -p "$dir"
+	(
+		while sleep "${PROGRESS_SECS:-10}"; do
+			scan_bench "$dir/samples.log" 2>/dev/null | awk -v label="$label" -v wall="$(elapsed "$t0")" '{
+				for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+				if (v["part"] == "") printf "%s: booting or first measurement, wall %s\n", label, wall
+				else printf "%s: %s %d/%d, %d results, wall %s\n", label, v["part"], v["done"], v["of"], v["results"], wall
+			}' >&2
+		done
+	) &
+	monitor=$!
+	RUN_DIR=$dir "$TOP/qemu-run/boot.sh" "$kernel" bench "bench.tag=$batch" "${knobs[@]/#/bench.}" || boot_rc=$?
+	kill "$monitor" 2>/dev/null
+	wait "$monitor" 2>/dev/null
+	bench_summary "$dir/samples.log" "$label" | tee "$dir/summary" || sum_rc=1
+	if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
+		grep -a '^bench' "$dir/console.log" 2>/dev/null | grep -v ' rep [0-9]*: ' | tail -n 5 | sed 's/^/    guest: /' >&2
+	fi
+	python3 "$TOP/db/ingest.py" --batch "$batch" "$dir" || { warn "run $dir not stored in the runs database"; status=1; }
+	if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
+		status=1
+		failed+=("$label")
+	fi
+}
+
+say "bench batch $batch: $ROUNDS round(s) of original and patched, knobs: ${knobs[*]}; MEM=$MEM, DEADLINE=${DEADLINE}s per boot"
+for round in $(seq 1 "$ROUNDS"); do
+	for k in original patched; do
+		bench_boot "$k" "$round"
+	done
+done
+
+if [ "${BENCH_CHURN:-1}" != 0 ]; then
+	for k in original patched; do
+		dir=$BUILD/runs/$batch-churn-$k
+		if ! NOBUILD=1 MEM=${CHURN_MEM:-1024} DEADLINE='' RUN_DIR=$dir \
+			"$TOP/qemu-run/soak.sh" "$k" "gens=$CHURN_GENS" "seed=$SEED"; then
+			status=1
+			failed+=("churn $k")
+		fi
+		# soak.sh stored the run; put it in the batch.
+		python3 "$TOP/db/ingest.py" --batch "$batch" "$dir" >/dev/null || status=1
+	done
+fi
+
+mkdir -p "$BUILD/bench"
+echo
+python3 "$TOP/db/bench_table.py" --batch "$batch" || status=1
+python3 "$TOP/db/bench_table.py" --batch "$batch" --markdown >"$BUILD/bench/$batch.md" || status=1
+echo
+if [ $status = 0 ]; then
+	say "bench batch $batch finished in $(elapsed "$t0"); table: $BUILD/bench/$batch.md"
+else
+	say "bench batch $batch FAILED in $(elapsed "$t0")${failed[*]:+: ${failed[*]}}; logs in $BUILD/runs/$batch-*"
+fi
+exit $status

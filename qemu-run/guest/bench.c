@@ -1,0 +1,921 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench: what reparenting at offline costs, and what the memcg fast paths
+ * cost, on the kernel it runs on.  Runs in the guest as the "bench" job;
+ * qemu-run/bench.sh boots original and patched in turn with the same knobs
+ * and compares them.
+ *
+ *   bench [key=value ...]        bench help   lists the knobs and defaults
+ *
+ * Part "offline", for each page cache size (sizes=, MiB) and rep: a fresh
+ * parent P (parent/off-<size>-<rep>, memory enabled) and child C; a task
+ * started in C writes a file of that size on the ext4 root, fsyncs it (clean
+ * page cache, charged to C) and exits; then C is removed and we measure
+ *   offline.charged_kb    C's memory.stat "file" just before rmdir (the
+ *                         check that the page cache really is charged to C)
+ *   offline.rmdir_us      the rmdir() syscall
+ *   offline.mkdir_us      a mkdir issued right after it (another subtree)
+ *   offline.stall_us      the longest a cgroup_mutex user waited within
+ *                         probe_ms of the rmdir: a probe process on the
+ *                         other CPU writes cgroup.max.descendants (takes
+ *                         cgroup_mutex) every probe_us; css offline runs in
+ *                         a workqueue under cgroup_mutex, so this is what
+ *                         the offline work costs everybody else
+ *   offline.stall_idle_us the same probe for probe_ms just before the
+ *                         rmdir, with nothing going on: the noise floor
+ *   offline.release_us    rmdir until P's nr_dying_subsys_memory is back to
+ *                         its value before the rmdir (polled every poll_us),
+ *                         i.e. until C's memory css is released; "value=none
+ *                         limit=" when it is not within timeout_ms
+ *   offline.parent_file_kb P's memory.stat "file" after the wait
+ *   offline.kept_pct      that, in % of charged_kb: the page cache is still
+ *                         charged to P (moved or still in the dying C), not
+ *                         reclaimed
+ *   offline.resident_pct  the file's pages still in memory (mincore)
+ * then the file is deleted and P removed; the next rep waits until the
+ * dying count under parent settles.  Every rep has its own P, so a child
+ * left dying by an earlier rep (original) never moves this rep's baseline.
+ * Before the rmdir, bench syncs and replaces the CPUs' memcg stocks
+ * (prepare_rmdir()), so that only the page cache can keep C alive.
+ *
+ * Part "fast", fast_reps times each, every time in a fresh cgroup
+ * (parent/fast-<test>-<rep>), the task pinned to CPU cpu=:
+ *   fast.read_mibps      read a cached read_mb file read_passes times
+ *   fast.fault_per_s     mmap anon_mb, write a byte per page, munmap; x anon_loops
+ *   fast.charge_per_s    pwrite charge_kb to a file and ftruncate it to 0
+ *                        (charge, then uncharge page cache); x charge_ops
+ *   fast.ctxsw_per_s     pipe ping-pong of two processes of the cgroup on
+ *                        one CPU (round trips); x ctxsw_trips
+ *   fast.spin_mops       the control: a loop in user space, no syscalls,
+ *                        no faults; the kernel plays no part in it, so its
+ *                        spread and delta are those of the emulator and
+ *                        the host, the noise the others must be read against
+ *
+ * Records go to out=/dev/ttyS2 (samples.log) as qemu-run/RECORDS.md says:
+ * "@@ run bench <knobs>", one "@@ result metric= param= rep= value= unit="
+ * per measurement, "@@ progress", "@@ end rc=".  They are written, and the
+ * port drained, between measurements, never during one.  The order of the
+ * sizes and of the fast tests is shuffled per rep from seed=, the same on
+ * every kernel.
+ *
+ * Exit status: 0; 1 when a measurement failed or a check did not hold
+ * (the page cache not charged to C); 2 on bad arguments or setup failure.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "tool.h"
+
+static struct knob knobs[] = {
+	{ "parts", K_STR, 0, "offline,fast", "what to run: offline, fast" },
+	{ "sizes", K_STR, 0, "1,4,16,64,256,512", "offline: page cache sizes of the child, MiB" },
+	{ "reps", K_NUM, 3, NULL, "offline: reps per size" },
+	{ "timeout_ms", K_NUM, 5000, NULL, "offline: wait at most this long for the css release" },
+	{ "poll_us", K_NUM, 150, NULL, "offline: poll nr_dying_subsys_memory this often" },
+	{ "probe_ms", K_NUM, 1000, NULL, "offline: the cgroup_mutex probe runs this long after each rmdir" },
+	{ "probe_us", K_NUM, 500, NULL, "offline: pause between two probe operations" },
+	{ "fast_reps", K_NUM, 5, NULL, "fast: reps of each test" },
+	{ "read_mb", K_NUM, 64, NULL, "fast.read: file size, MiB" },
+	{ "read_passes", K_NUM, 16, NULL, "fast.read: passes over it per rep" },
+	{ "anon_mb", K_NUM, 64, NULL, "fast.fault: anon memory per loop, MiB" },
+	{ "anon_loops", K_NUM, 16, NULL, "fast.fault: loops per rep" },
+	{ "charge_kb", K_NUM, 64, NULL, "fast.charge: KiB written per operation" },
+	{ "charge_ops", K_NUM, 8000, NULL, "fast.charge: operations per rep" },
+	{ "ctxsw_trips", K_NUM, 40000, NULL, "fast.ctxsw: round trips per rep" },
+	{ "spin_m", K_NUM, 200, NULL, "fast.spin (the control): millions of loop iterations per rep" },
+	{ "cpu", K_NUM, 1, NULL, "CPU for the fast paths (the probe takes the other one)" },
+	{ "seed", K_NUM, 1, NULL, "seed of the order of sizes and tests in each rep" },
+	{ "tag", K_STR, 0, "-", "a label copied into \"@@ run\" (bench.sh: the batch)" },
+	{ "parent", K_STR, 0, "/sys/fs/cgroup/bench", "the cgroup everything runs under" },
+	{ "probe_cg", K_STR, 0, "/sys/fs/cgroup/bench-probe", "the probe's cgroup (no memory controller below it)" },
+	{ "nudge_cg", K_STR, 0, "/sys/fs/cgroup/bench-nudge", "where the charges that replace the CPUs' memcg stocks come from" },
+	{ "dir", K_STR, 0, "/bench-data", "the working directory, on the ext4 root" },
+	{ "out", K_STR, 0, "/dev/ttyS2", "where the records go" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
+/* A measured task that hangs is killed (and counted as failed), not left to the boot's deadline. */
+#define CHILD_SECS 600
+
+static long failures;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("bench: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	failures++;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int ncpus = 1;
+
+/* ---- records: buffered, written out (and the port drained) between measurements */
+
+static int out_fd = -1;
+static char rbuf[64 << 10];
+static size_t rlen;
+static long nresults;
+static long long t_start;
+
+static void record(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(rbuf + rlen, sizeof(rbuf) - rlen - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(rbuf) - rlen - 1) {
+		fprintf(stderr, "bench: record buffer full\n");
+		exit(2);
+	}
+	rlen += n;
+	rbuf[rlen++] = '\n';
+}
+
+static void flush_records(void)
+{
+	size_t off = 0;
+
+	while (off < rlen) {
+		ssize_t n = write(out_fd, rbuf + off, rlen - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("bench: writing records");
+			exit(2);
+		}
+		off += n;
+	}
+	rlen = 0;
+	/* The emulated UART costs guest CPU until it is empty. */
+	tcdrain(out_fd);
+	fflush(stdout);
+	tcdrain(1);
+}
+
+static void result(const char *metric, long param, long rep, double value, const char *unit)
+{
+	record("@@ result metric=%s param=%ld rep=%ld value=%.6g unit=%s", metric, param, rep, value, unit);
+	nresults++;
+}
+
+/* A value that never came: the event did not happen within limit (same unit). */
+static void result_none(const char *metric, long param, long rep, double limit, const char *unit)
+{
+	record("@@ result metric=%s param=%ld rep=%ld value=none unit=%s limit=%.6g",
+	       metric, param, rep, unit, limit);
+	nresults++;
+}
+
+/* ---- small helpers */
+
+static char chunk[1 << 20];
+
+static long long cg_key(const char *cg, const char *file, const char *key)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", cg, file);
+	return key_value(p, key);
+}
+
+/* nr_dying_subsys_memory from an open cgroup.stat, re-read with pread. */
+static long dying_fd(int fd)
+{
+	char buf[1024], *s;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	s = strstr(buf, "nr_dying_subsys_memory ");
+	if (!s)
+		s = strstr(buf, "nr_dying_descendants ");
+	return s ? atol(strchr(s, ' ') + 1) : -1;
+}
+
+static int mkcg(const char *cg, int memory)
+{
+	char p[512];
+
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return -1;
+	if (!memory)
+		return 0;
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", cg);
+	return write_str(p, "+memory");
+}
+
+static int rmcg(const char *cg)
+{
+	int i;
+
+	for (i = 0; rmdir(cg) && i < 200; i++) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+		sleep_ms(10);
+	}
+	return i < 200 ? 0 : -1;
+}
+
+/* Wait until the dying count under parent has not changed for 200 ms (at most 3 s). */
+static void settle(void)
+{
+	long last = dying_below(STR("parent")), v;
+	long long t0 = now_ns(), still = t0;
+
+	while (now_ns() - t0 < 3000000000LL) {
+		sleep_ms(10);
+		v = dying_below(STR("parent"));
+		if (v != last) {
+			last = v;
+			still = now_ns();
+		} else if (now_ns() - still >= 200000000LL) {
+			return;
+		}
+	}
+}
+
+/* xorshift64*: the order of each rep depends on seed and rep only. */
+static uint64_t rng;
+
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return n ? (unsigned)((rng * 0x2545f4914f6cdd1dULL) >> 33) % n : 0;
+}
+
+static void shuffle(int *v, int n, long rep)
+{
+	int i, j, t;
+
+	rng = ((uint64_t)NUM("seed") << 32 ^ (uint64_t)rep) * 0x9e3779b97f4a7c15ULL + 1;
+	if (!rng)
+		rng = 1;
+	for (i = n - 1; i > 0; i--) {
+		j = rnd(i + 1);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+static int write_file(const char *p, long bytes, int do_fsync)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return -1;
+	while (bytes > 0) {
+		long n = bytes < (long)sizeof(chunk) ? bytes : (long)sizeof(chunk);
+
+		if (write(fd, chunk, n) != n) {
+			close(fd);
+			return -1;
+		}
+		bytes -= n;
+	}
+	if (do_fsync && fsync(fd)) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Percent of the file's pages in memory. */
+static double resident_pct(const char *p)
+{
+	struct stat st;
+	unsigned char *vec;
+	long pages, i, in = 0, psz = sysconf(_SC_PAGESIZE);
+	void *m;
+	int fd = open(p, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) || st.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	pages = (st.st_size + psz - 1) / psz;
+	vec = malloc(pages);
+	if (vec && mincore(m, st.st_size, vec) == 0)
+		for (i = 0; i < pages; i++)
+			in += vec[i] & 1;
+	else
+		in = -1;
+	free(vec);
+	munmap(m, st.st_size);
+	return in < 0 ? -1 : 100.0 * in / pages;
+}
+
+/*
+ * Before the rmdir, take away what would pin C for reasons other than its
+ * page cache, as a busy machine would (the selftests' nudge()):
+ * - sync: an inode with dirty metadata keeps its cgroup writeback (which
+ *   holds a reference on C's memory css) from being switched to the
+ *   parent by the cleanup that runs at offline;
+ * - a CPU's memcg stock keeps a reference on the last memcg that charged
+ *   there, even with no pages left in it, and drain_all_stock() at offline
+ *   skips such stocks: a charge from another cgroup on every CPU replaces
+ *   them.
+ */
+static int nudge_body(long arg)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int cpu;
+
+	(void)arg;
+	for (cpu = 0; cpu < ncpus && cpu < CPU_SETSIZE; cpu++) {
+		char *m;
+
+		pin(cpu);
+		m = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return 1;
+		memset(m, 1, 4 * psz);
+		munmap(m, 4 * psz);
+	}
+	return 0;
+}
+
+static int prepare_rmdir(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	sync();
+	pid = spawn_in(STR("nudge_cg"), nudge_body, 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status ? -1 : 0;
+}
+
+/* ---- the cgroup_mutex probe: a process that writes cgroup.max.descendants */
+
+struct probe {
+	int cmd[2], res[2];
+	pid_t pid;
+};
+
+struct probe_result {
+	long long max_ns, sum_ns;
+	long ops, errors;
+};
+
+static void probe_loop(struct probe *pr)
+{
+	char p[300], c;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/cgroup.max.descendants", STR("probe_cg"));
+	fd = open(p, O_WRONLY);
+	if (fd < 0) {
+		fprintf(stderr, "bench: probe: open %s: %s\n", p, strerror(errno));
+		_exit(2);
+	}
+	pin(ncpus > 1 ? (NUM("cpu") == 0 ? 1 : 0) : 0);
+	while (read(pr->cmd[0], &c, 1) == 1) {
+		struct probe_result r = { 0 };
+		long long end = now_ns() + NUM("probe_ms") * 1000000LL, t, d;
+
+		while ((t = now_ns()) < end) {
+			if (write(fd, "max\n", 4) != 4)
+				r.errors++;
+			d = now_ns() - t;
+			r.sum_ns += d;
+			r.ops++;
+			if (d > r.max_ns)
+				r.max_ns = d;
+			sleep_us(NUM("probe_us"));
+		}
+		if (write(pr->res[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static int probe_start(struct probe *pr)
+{
+	if (pipe(pr->cmd) || pipe(pr->res))
+		return -1;
+	pr->pid = fork();
+	if (pr->pid < 0)
+		return -1;
+	if (pr->pid == 0) {
+		close(pr->cmd[1]);
+		close(pr->res[0]);
+		probe_loop(pr);
+	}
+	close(pr->cmd[0]);
+	close(pr->res[1]);
+	return 0;
+}
+
+static void probe_stop(struct probe *pr)
+{
+	close(pr->cmd[1]);
+	waitpid(pr->pid, NULL, 0);
+	close(pr->res[0]);
+}
+
+/* ---- part offline */
+
+static long offline_size_mb;
+static char offline_file[300];
+
+static int offline_writer(long arg)
+{
+	(void)arg;
+	alarm(CHILD_SECS);
+	return write_file(offline_file, offline_size_mb << 20, 1) ? 1 : 0;
+}
+
+static void offline_rep(struct probe *pr, long size_mb, long rep)
+{
+	char P[256], C[300], M[320];
+	long size_kb = size_mb << 10, base, v;
+	int fd = -1, status = 0, bad_read = 0;
+	long long charged, p_file, t0, t1, t2, t3, limit_ns, released = -1;
+	struct probe_result r, idle;
+	double resident;
+	pid_t pid;
+	char c = 'g';
+
+	snprintf(P, sizeof(P), "%s/off-%ld-%ld", STR("parent"), size_mb, rep);
+	snprintf(C, sizeof(C), "%s/child", P);
+	snprintf(M, sizeof(M), "%s/m-%ld-%ld", STR("probe_cg"), size_mb, rep);
+	snprintf(offline_file, sizeof(offline_file), "%s/off-%ld-%ld", STR("dir"), size_mb, rep);
+	offline_size_mb = size_mb;
+	if (mkcg(P, 1) || mkcg(C, 0)) {
+		fail("offline %ld MiB rep %ld: cannot create %s: %s", size_mb, rep, C, strerror(errno));
+		return;
+	}
+	pid = spawn_in(C, offline_writer, 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status) {
+		fail("offline %ld MiB rep %ld: the writer in %s failed (status %d)", size_mb, rep, C, status);
+		goto out;
+	}
+	charged = cg_key(C, "memory.stat", "file");
+	if (charged < 0) {
+		fail("offline: no \"file\" in %s/memory.stat", C);
+		goto out;
+	}
+	/* A clean page cache of size_kb, charged to C. */
+	if (charged < size_kb * 1024 * 9 / 10)
+		fail("offline %ld MiB rep %ld: only %lld KiB charged to the child", size_mb, rep, charged >> 10);
+	result("offline.charged_kb", size_kb, rep, charged >> 10, "KiB");
+
+	snprintf(M, sizeof(M), "%s/cgroup.stat", P);
+	fd = open(M, O_RDONLY);
+	snprintf(M, sizeof(M), "%s/m-%ld-%ld", STR("probe_cg"), size_mb, rep);
+	base = fd < 0 ? -1 : dying_fd(fd);
+	if (base < 0) {
+		fail("offline: cannot read %s/cgroup.stat", P);
+		goto out;
+	}
+	limit_ns = NUM("timeout_ms") * 1000000LL;
+	if (prepare_rmdir()) {
+		fail("offline: sync and stock replacement failed");
+		goto out;
+	}
+
+	/* The probe alone first: what cgroup_mutex users wait when nothing happens. */
+	if (write(pr->cmd[1], &c, 1) != 1 || read(pr->res[0], &idle, sizeof(idle)) != sizeof(idle)) {
+		fail("offline: the probe is gone");
+		goto out;
+	}
+	/* The measured window: nothing else is written or printed in it. */
+	if (write(pr->cmd[1], &c, 1) != 1) {
+		fail("offline: the probe is gone");
+		goto out;
+	}
+	t0 = now_ns();
+	if (rmdir(C)) {
+		fail("offline %ld MiB rep %ld: rmdir %s: %s", size_mb, rep, C, strerror(errno));
+		if (read(pr->res[0], &r, sizeof(r)) != sizeof(r))
+			fail("offline: no answer from the probe");
+		goto out;
+	}
+	t1 = now_ns();
+	if (mkdir(M, 0755))
+		fail("offline: mkdir %s: %s", M, strerror(errno));
+	t2 = now_ns();
+	for (;;) {
+		t3 = now_ns();
+		v = dying_fd(fd);
+		if (v < 0) {
+			bad_read = errno ? errno : EIO;
+			break;
+		}
+		if (v <= base) {
+			released = t3 - t0;
+			break;
+		}
+		if (t3 - t0 >= limit_ns)
+			break;
+		sleep_us(NUM("poll_us"));
+	}
+	if (read(pr->res[0], &r, sizeof(r)) != sizeof(r)) {
+		fail("offline: no answer from the probe");
+		goto out;
+	}
+	p_file = cg_key(P, "memory.stat", "file");
+
+	result("offline.rmdir_us", size_kb, rep, (t1 - t0) / 1e3, "us");
+	result("offline.mkdir_us", size_kb, rep, (t2 - t1) / 1e3, "us");
+	if (r.errors || idle.errors)
+		fail("offline: %ld probe writes failed", r.errors + idle.errors);
+	result("offline.stall_us", size_kb, rep, r.max_ns / 1e3, "us");
+	result("offline.stall_idle_us", size_kb, rep, idle.max_ns / 1e3, "us");
+	if (bad_read)
+		fail("offline: cannot re-read %s/cgroup.stat: %s", P, strerror(bad_read));
+	else if (released >= 0)
+		result("offline.release_us", size_kb, rep, released / 1e3, "us");
+	else
+		result_none("offline.release_us", size_kb, rep, limit_ns / 1e3, "us");
+	if (p_file >= 0) {
+		result("offline.parent_file_kb", size_kb, rep, p_file >> 10, "KiB");
+		if (charged > 0)
+			result("offline.kept_pct", size_kb, rep, 100.0 * p_file / charged, "%");
+	} else
+		fail("offline: no \"file\" in %s/memory.stat", P);
+	resident = resident_pct(offline_file);
+	if (resident >= 0)
+		result("offline.resident_pct", size_kb, rep, resident, "%");
+	else
+		fail("offline: mincore of %s failed: %s", offline_file, strerror(errno));
+	printf("bench: offline %4ld MiB rep %ld: rmdir %.0f us, mkdir %.0f us, stall %.0f us (idle %.0f us, %ld probes), %s%.0f us, parent file %lld KiB\n",
+	       size_mb, rep, (t1 - t0) / 1e3, (t2 - t1) / 1e3, r.max_ns / 1e3, idle.max_ns / 1e3, r.ops,
+	       released >= 0 ? "released after " : "NOT released within ",
+	       (released >= 0 ? released : limit_ns) / 1e3, p_file >> 10);
+out:
+	if (fd >= 0)
+		close(fd);
+	rmcg(M);
+	unlink(offline_file);
+	rmcg(C);
+	if (rmcg(P))
+		fail("offline: rmdir %s: %s", P, strerror(errno));
+}
+
+static void part_offline(void)
+{
+	long sizes[64], n = 0, rep, i, done = 0;
+	int order[64];
+	char *s = strdup(STR("sizes")), *tok, *save = NULL, *end;
+	struct probe pr;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == 64 || !(sizes[n] = strtol(tok, &end, 10)) || *end || sizes[n] < 0) {
+			fprintf(stderr, "bench: sizes: a list of MiB > 0, not '%s'\n", STR("sizes"));
+			exit(2);
+		}
+		n++;
+	}
+	free(s);
+	if (mkcg(STR("probe_cg"), 0) || mkcg(STR("nudge_cg"), 0)) {
+		fprintf(stderr, "bench: mkdir %s or %s: %s\n", STR("probe_cg"), STR("nudge_cg"), strerror(errno));
+		exit(2);
+	}
+	if (probe_start(&pr)) {
+		perror("bench: starting the probe");
+		exit(2);
+	}
+	for (rep = 1; rep <= NUM("reps"); rep++) {
+		for (i = 0; i < n; i++)
+			order[i] = i;
+		shuffle(order, n, rep);
+		for (i = 0; i < n; i++) {
+			sync();
+			settle();
+			offline_rep(&pr, sizes[order[i]], rep);
+			record("@@ progress part=offline done=%ld of=%ld t_ms=%lld", ++done,
+			       n * NUM("reps"), (now_ns() - t_start) / 1000000);
+			flush_records();
+		}
+	}
+	probe_stop(&pr);
+}
+
+/* ---- part fast: each test in a child of a fresh cgroup, pinned; the rate comes back on a pipe */
+
+static int res_pipe[2];
+static long fast_rep;
+
+static void send_rate(double rate)
+{
+	if (write(res_pipe[1], &rate, sizeof(rate)) != sizeof(rate))
+		_exit(1);
+}
+
+static int fast_read(long arg)
+{
+	long bytes = NUM("read_mb") << 20, pass, got = 0;
+	long long t = 0;
+	char p[300];
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	snprintf(p, sizeof(p), "%s/fast-read-%ld", STR("dir"), fast_rep);
+	if (write_file(p, bytes, 1))
+		return 1;
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	for (pass = 0; pass <= NUM("read_passes"); pass++) {
+		if (pass == 1) {        /* pass 0 warms up */
+			t = now_ns();
+			got = 0;
+		}
+		while ((n = pread(fd, chunk, 128 << 10, got % bytes)) > 0) {
+			got += n;
+			if (got % bytes == 0)
+				break;
+		}
+		if (n < 0)
+			return 1;
+	}
+	t = now_ns() - t;
+	close(fd);
+	unlink(p);
+	send_rate(got / 1048576.0 / (t / 1e9));
+	return 0;
+}
+
+static int fast_fault(long arg)
+{
+	long len = NUM("anon_mb") << 20, psz = sysconf(_SC_PAGESIZE), loop, i, faults = 0;
+	long long t = 0;
+	char *m;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	for (loop = 0; loop <= NUM("anon_loops"); loop++) {
+		if (loop == 1) {        /* loop 0 warms up */
+			t = now_ns();
+			faults = 0;
+		}
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return 1;
+		for (i = 0; i < len; i += psz)
+			m[i] = 1;
+		faults += len / psz;
+		munmap(m, len);
+	}
+	t = now_ns() - t;
+	send_rate(faults / (t / 1e9));
+	return 0;
+}
+
+static int fast_charge(long arg)
+{
+	long len = NUM("charge_kb") << 10, ops = NUM("charge_ops"), i;
+	long long t = 0;
+	char p[300];
+	int fd;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	snprintf(p, sizeof(p), "%s/fast-charge-%ld", STR("dir"), fast_rep);
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || len > (long)sizeof(chunk))
+		return 1;
+	for (i = -ops / 10; i < ops; i++) {   /* a tenth to warm up */
+		if (i == 0)
+			t = now_ns();
+		if (pwrite(fd, chunk, len, 0) != len || ftruncate(fd, 0))
+			return 1;
+	}
+	t = now_ns() - t;
+	close(fd);
+	unlink(p);
+	send_rate(ops / (t / 1e9));
+	return 0;
+}
+
+static int fast_ctxsw(long arg)
+{
+	long trips = NUM("ctxsw_trips"), i;
+	int a[2], b[2], status;
+	long long t = 0;
+	pid_t pid;
+	char c = 0;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	if (pipe(a) || pipe(b))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		close(a[1]);
+		close(b[0]);
+		while (read(a[0], &c, 1) == 1)
+			if (write(b[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	for (i = -trips / 10; i < trips; i++) {
+		if (i == 0)
+			t = now_ns();
+		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+			return 1;
+	}
+	t = now_ns() - t;
+	close(a[1]);     /* the partner reads EOF and exits */
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return 1;
+	send_rate(trips / (t / 1e9));
+	return 0;
+}
+
+static int fast_spin(long arg)
+{
+	unsigned long long x = 1, i, n = NUM("spin_m") * 1000000ULL;
+	long long t;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	t = now_ns();
+	for (i = 0; i < n; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	t = now_ns() - t;
+	/* x is used, or the loop would be optimised away. */
+	send_rate(n / 1e6 / (t / 1e9) + (x == 42 ? 1e-9 : 0));
+	return 0;
+}
+
+struct fast_test {
+	const char *name, *metric, *unit;
+	int (*fn)(long);
+	long param_kb;
+};
+
+static void part_fast(void)
+{
+	struct fast_test tests[] = {
+		{ "read", "fast.read_mibps", "MiB/s", fast_read, NUM("read_mb") << 10 },
+		{ "fault", "fast.fault_per_s", "faults/s", fast_fault, NUM("anon_mb") << 10 },
+		{ "charge", "fast.charge_per_s", "ops/s", fast_charge, NUM("charge_kb") },
+		{ "ctxsw", "fast.ctxsw_per_s", "trips/s", fast_ctxsw, 0 },
+		{ "spin", "fast.spin_mops", "Mops/s", fast_spin, 0 },
+	};
+	int n = sizeof(tests) / sizeof(tests[0]), order[8], i, status;
+	long rep, done = 0;
+	double rate;
+	char cg[300];
+	pid_t pid;
+
+	if (pipe(res_pipe)) {
+		perror("bench: pipe");
+		exit(2);
+	}
+	for (rep = 1; rep <= NUM("fast_reps"); rep++) {
+		for (i = 0; i < n; i++)
+			order[i] = i;
+		shuffle(order, n, 1000 + rep);
+		for (i = 0; i < n; i++) {
+			struct fast_test *ft = &tests[order[i]];
+
+			sync();
+			settle();
+			fast_rep = rep;
+			snprintf(cg, sizeof(cg), "%s/fast-%s-%ld", STR("parent"), ft->name, rep);
+			if (mkcg(cg, 0)) {
+				fail("fast: mkdir %s: %s", cg, strerror(errno));
+				continue;
+			}
+			pid = spawn_in(cg, ft->fn, 0);
+			status = -1;
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || status ||
+			    read(res_pipe[0], &rate, sizeof(rate)) != sizeof(rate)) {
+				fail("fast: %s rep %ld failed (status %d)", ft->name, rep, status);
+			} else {
+				result(ft->metric, ft->param_kb, rep, rate, ft->unit);
+				printf("bench: fast %-6s rep %ld: %.1f %s\n", ft->name, rep, rate, ft->unit);
+			}
+			if (rmcg(cg))
+				fail("fast: rmdir %s: %s", cg, strerror(errno));
+			record("@@ progress part=fast done=%ld of=%ld t_ms=%lld", ++done,
+			       n * NUM("fast_reps"), (now_ns() - t_start) / 1000000);
+			flush_records();
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char words[2048], *s, *tok, *save = NULL;
+	int offline = 0, fast = 0, rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	knob_parse("bench", knobs, argc, argv);
+	s = strdup(STR("parts"));
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "offline"))
+			offline = 1;
+		else if (!strcmp(tok, "fast"))
+			fast = 1;
+		else {
+			fprintf(stderr, "bench: parts: offline and/or fast, not '%s'\n", tok);
+			return 2;
+		}
+	}
+	free(s);
+	if (!NUM("reps") || !NUM("fast_reps") || !NUM("poll_us") || !NUM("read_mb") || !NUM("anon_mb") ||
+	    !NUM("charge_kb") || NUM("charge_kb") > 1024 || !NUM("read_passes") || !NUM("anon_loops") ||
+	    !NUM("charge_ops") || !NUM("ctxsw_trips") || !NUM("spin_m")) {
+		fprintf(stderr, "bench: reps, counts and sizes must be > 0 (charge_kb at most 1024)\n");
+		return 2;
+	}
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (NUM("cpu") >= ncpus)
+		knob("cpu")->num = ncpus - 1;
+	memset(chunk, 'b', sizeof(chunk));
+	if (mkdir(STR("dir"), 0755) && errno != EEXIST) {
+		fprintf(stderr, "bench: mkdir %s: %s\n", STR("dir"), strerror(errno));
+		return 2;
+	}
+	if (mkcg(STR("parent"), 1)) {
+		fprintf(stderr, "bench: cannot create %s with the memory controller: %s\n",
+			STR("parent"), strerror(errno));
+		return 2;
+	}
+	out_fd = open_raw(STR("out"));
+	if (out_fd < 0) {
+		fprintf(stderr, "bench: cannot open %s: %s\n", STR("out"), strerror(errno));
+		return 2;
+	}
+	knob_words(words, sizeof(words));
+	record("@@ run bench%s cpus=%d", words, ncpus);
+	printf("bench:%s cpus=%d\n", words, ncpus);
+	flush_records();
+	/* The poller and the fast paths on cpu=, the probe on another CPU. */
+	pin(NUM("cpu"));
+	t_start = now_ns();
+	if (offline)
+		part_offline();
+	if (fast)
+		part_fast();
+	rc = failures ? 1 : 0;
+	record("@@ end rc=%d results=%ld t_ms=%lld", rc, nresults, (now_ns() - t_start) / 1000000);
+	flush_records();
+	printf("bench: %ld results in %lld s, %ld failures\n", nresults, (now_ns() - t_start) / 1000000000, failures);
+	return rc;
+}

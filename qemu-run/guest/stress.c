@@ -1,0 +1,1588 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stress: the reliability run.  Memory cgroups are created and removed
+ * while the memory charged to them is under reclaim, writeback, mmap,
+ * migration and compaction, with the whole guest in swap and OOM kills in
+ * a sibling.  Runs in the guest as the "stress" job (qemu-run/stress.sh);
+ * the kernel (the debug one: lockdep, KASAN, DEBUG_VM, panic_on_warn) must
+ * stay silent.
+ *
+ *   stress [key=value ...]        stress help   lists the knobs
+ *
+ * Processes, all started by the main one, which only watches and records:
+ *   worker  (workers=N) loops: mkdir parent/wW-G with memory.high and
+ *           memory.max, start 1..tasks tasks in it (clone3 CLONE_INTO_CGROUP),
+ *           each running one body of the mix in a loop; after a random while
+ *           move up to keep of them out to parent/keeper (their memory, still
+ *           charged to the cgroup, outlives it: they go on using it), SIGKILL
+ *           the others in the middle of their work and rmdir the cgroup at
+ *           once, with dirty pages, writeback, swap and reclaim in flight.
+ *           Kept tasks are killed up to keep_ms later.
+ *   oom     every oom_ms: parent/oom-N with a small memory.max, no swap and
+ *           memory.oom.group; a holder and an eater go beyond the limit: both
+ *           must be OOM-killed (inside that memcg); then the cgroup is removed.
+ *   vm      compact_memory every compact_ms, drop_caches every drop_ms,
+ *           memory.reclaim and stat reads on a random cgroup of the parent
+ *           every reclaim_ms (racing with rmdir), migrate_pages() of a kept
+ *           task to another node every migrate_ms.
+ *   hog     hog_pct of MemTotal of anon memory in /sys/fs/cgroup/stress-hog
+ *           (outside the parent), kept warm: the whole guest goes into swap.
+ * Bodies (mix=):
+ *   write   write to a worker's data file on the ext4 root, then fsync,
+ *           fdatasync, sync_file_range (async or waiting), leave it dirty or
+ *           truncate it; fadvise DONTNEED now and then
+ *   read    read any worker's data and mapped files
+ *   mmap    a shared mapping of a file, dirtied, msync, MADV_PAGEOUT/COLD
+ *   anon    anon memory above memory.high (reclaim, swap), content verified
+ *   shmem   a tmpfs file (huge=advise) or memfd, mapped and dirtied, paged
+ *           out, holes punched; tmpfs files stay behind for later jobs
+ *   thp     MADV_HUGEPAGE anon: partial unmap (deferred split), mprotect,
+ *           MADV_PAGEOUT, MADV_COLLAPSE, content verified
+ *   migrate move_pages, mbind MPOL_MF_MOVE and migrate_pages between NUMA
+ *           nodes (anon and file pages), content verified
+ *   mlock   mlocked anon and file pages (unevictable), relocked now and then
+ *
+ * Records go to out=/dev/ttyS2 (qemu-run/RECORDS.md): "@@ run" once, "@@
+ * progress" every progress_ms, "@@ end" with every counter.  Each operation
+ * that must not fail and did is named on the console ("stress: FAIL: ...")
+ * and makes rc 1.  At the end everything is killed and removed, and the
+ * dying count is taken before and after drop_caches; then the data is
+ * deleted and the parent must give back its charges (leak_kb); with
+ * require=1 each kind of stress must have happened (swap-out, migration,
+ * THP, OOM kills, writeback, compaction, tasks kept past rmdir).
+ *
+ * Exit status: 0; 1 when something failed; 2 on bad arguments or setup failure.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <linux/mempolicy.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "tool.h"
+
+static struct knob knobs[] = {
+	{ "seed", K_NUM, 1, NULL, "seed of the random choices" },
+	{ "secs", K_NUM, 1800, NULL, "seconds of stress (cleanup and checks come after)" },
+	{ "workers", K_NUM, 3, NULL, "worker processes, each creating and removing cgroups" },
+	{ "tasks", K_NUM, 3, NULL, "tasks per job cgroup, at most (1..tasks)" },
+	{ "mix", K_STR, 0, "write,read,mmap,anon,shmem,thp,migrate,mlock", "task bodies to draw from" },
+	{ "run_ms", K_NUM, 3000, NULL, "mean life of a job cgroup before its removal, ms" },
+	{ "keep", K_NUM, 2, NULL, "tasks each worker keeps alive in parent/keeper past rmdir" },
+	{ "keep_ms", K_NUM, 20000, NULL, "a kept task is killed at most this much later, ms" },
+	{ "high_mb", K_NUM, 24, NULL, "memory.high of a job cgroup, MiB" },
+	{ "max_mb", K_NUM, 64, NULL, "memory.max of a job cgroup, MiB" },
+	{ "anon_mb", K_NUM, 16, NULL, "anon memory of an anon task, MiB (up to 1.5x)" },
+	{ "file_mb", K_NUM, 8, NULL, "written to a data file per write round, MiB at most" },
+	{ "mmap_mb", K_NUM, 8, NULL, "size of a shared mapped file, MiB" },
+	{ "shmem_mb", K_NUM, 8, NULL, "size of a tmpfs file, MiB" },
+	{ "thp_mb", K_NUM, 8, NULL, "THP-eligible anon memory of a thp task, MiB" },
+	{ "mig_mb", K_NUM, 4, NULL, "anon memory a migrate task moves between nodes, MiB" },
+	{ "mlock_mb", K_NUM, 2, NULL, "anon and file memory an mlock task locks, MiB each" },
+	{ "files", K_NUM, 6, NULL, "data files per worker (mapped and tmpfs files: half as many)" },
+	{ "oom_ms", K_NUM, 10000, NULL, "an OOM kill in a sibling cgroup this often, ms (0: none)" },
+	{ "oom_mb", K_NUM, 16, NULL, "memory.max of the OOM sibling, MiB" },
+	{ "compact_ms", K_NUM, 5000, NULL, "echo 1 > /proc/sys/vm/compact_memory this often, ms (0: never)" },
+	{ "drop_ms", K_NUM, 30000, NULL, "drop_caches (1, 2 or 3) this often, ms (0: never)" },
+	{ "reclaim_ms", K_NUM, 1000, NULL, "memory.reclaim on a random cgroup this often, ms (0: never)" },
+	{ "migrate_ms", K_NUM, 2000, NULL, "migrate_pages() of a kept task this often, ms (0: never)" },
+	{ "hog_pct", K_NUM, 55, NULL, "anon memory kept warm outside the parent, % of MemTotal (0: none)" },
+	{ "parent_pct", K_NUM, 50, NULL, "memory.max of the parent, % of MemTotal" },
+	{ "parent_swap_mb", K_NUM, 256, NULL, "memory.swap.max of the parent, MiB" },
+	{ "need_nodes", K_NUM, 2, NULL, "NUMA nodes the guest must have (numa=fake=2; 1: no migration)" },
+	{ "io", K_NUM, 1, NULL, "1: enable the io controller too (cgroup writeback)" },
+	{ "require", K_NUM, 1, NULL, "1: fail unless every kind of stress happened" },
+	{ "leak_kb", K_NUM, 16384, NULL, "charge the parent may keep once all is deleted, KiB (0: no check)" },
+	{ "drain_secs", K_NUM, 30, NULL, "wait this long for dying cgroups and charges to go, s" },
+	{ "stop_secs", K_NUM, 300, NULL, "the processes must stop within this after secs, s" },
+	{ "progress_ms", K_NUM, 2000, NULL, "\"@@ progress\" every T ms" },
+	{ "parent", K_STR, 0, "/sys/fs/cgroup/stress", "the common parent cgroup" },
+	{ "dir", K_STR, 0, "/stress-data", "where the files go (tmpfs on dir/tmp)" },
+	{ "out", K_STR, 0, "/dev/ttyS2", "where the records go" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25	/* Linux 6.1; glibc 2.36 does not name it */
+#endif
+
+#define HOG_CG "/sys/fs/cgroup/stress-hog"
+#define PAGE 4096L
+#define HPAGE (2L << 20)
+#define MB(x) ((long)(x) << 20)
+#define MAXTASKS 16
+#define MAXKEEP 16
+
+/* ---- counters, shared by all the processes; one list, in record order */
+
+#define COUNTERS(X) X(cgroups_created) X(removed) X(tasks) X(moved) X(ooms) X(oom_kills) \
+	X(job_ooms) X(compactions) X(drops) X(reclaims) X(migrate_calls) X(pages_moved) \
+	X(writebacks) X(collapses) X(failures)
+#define ENUM(name) C_##name,
+#define NAME(name) #name,
+enum { COUNTERS(ENUM) NCOUNTERS };
+static const char *const counter_names[] = { COUNTERS(NAME) };
+
+static struct shared {
+	volatile int stop;
+	long c[NCOUNTERS];
+} *sh;
+
+#define COUNT(name, n) __atomic_add_fetch(&sh->c[C_##name], (n), __ATOMIC_RELAXED)
+#define GET(name) __atomic_load_n(&sh->c[C_##name], __ATOMIC_RELAXED)
+
+/* An operation that must not fail did: name it on the console. */
+static void fail(const char *fmt, ...)
+{
+	long n = COUNT(failures, 1);
+	char msg[512];
+	va_list ap;
+
+	if (n > 100) {
+		if (n == 101)
+			printf("stress: FAIL: more failures, not shown\n");
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("stress: FAIL: %s\n", msg);
+}
+
+/* ---- what the guest has, resolved at setup */
+
+static long mem_kb, hog_mb, parent_mb, mapfiles, shmfiles;
+static int nodes = 1, thp;
+
+/* ---- random numbers: xorshift64*, one stream per process */
+
+static uint64_t rng = 1;
+
+static void rng_seed(long a, long b)
+{
+	rng = ((uint64_t)NUM("seed") * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)a << 32) ^ (uint64_t)b * 0xbf58476d1ce4e5b9ULL;
+	rng ^= rng >> 29;
+	if (!rng)
+		rng = 1;
+}
+
+static uint64_t rnd64(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dULL;
+}
+
+static unsigned rnd(unsigned n)
+{
+	return n ? (unsigned)(rnd64() >> 33) % n : 0;
+}
+
+/* ---- the task bodies */
+
+enum { B_WRITE, B_READ, B_MMAP, B_ANON, B_SHMEM, B_THP, B_MIGRATE, B_MLOCK, NBODIES };
+static const char *const body_names[NBODIES] = {
+	"write", "read", "mmap", "anon", "shmem", "thp", "migrate", "mlock",
+};
+static int mix[NBODIES * 4], nmix;
+
+static void parse_mix(void)
+{
+	char *s = strdup(STR("mix")), *tok, *save = NULL;
+	int i;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NBODIES; i++)
+			if (!strcmp(tok, body_names[i]))
+				break;
+		if (i == NBODIES || nmix == (int)(sizeof(mix) / sizeof(mix[0]))) {
+			fprintf(stderr, "stress: mix: unknown or too many bodies at '%s' (bodies: write,read,mmap,anon,shmem,thp,migrate,mlock)\n", tok);
+			exit(2);
+		}
+		mix[nmix++] = i;
+	}
+	free(s);
+	if (!nmix) {
+		fprintf(stderr, "stress: mix is empty\n");
+		exit(2);
+	}
+}
+
+static int in_mix(int body)
+{
+	int i;
+
+	for (i = 0; i < nmix; i++)
+		if (mix[i] == body)
+			return 1;
+	return 0;
+}
+
+/* The task being started; a task is a child that sees its own copy. */
+static struct task {
+	long worker, gen;
+	int idx, body;
+	char cg[128];
+} cur;
+
+#define TFAIL(fmt, ...) do { \
+	fail("%s task of %s: " fmt, body_names[cur.body], cur.cg, ##__VA_ARGS__); \
+	_exit(1); \
+} while (0)
+
+static char *fpath(char *buf, size_t len, const char *kind, long worker, long k)
+{
+	snprintf(buf, len, "%s/%s/w%ld-%ld", STR("dir"), kind, worker, k);
+	return buf;
+}
+
+static void pause_round(void)
+{
+	sleep_ms(10 + rnd(50));
+}
+
+static char *map_anon(long len)
+{
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		TFAIL("mmap of %ld KiB of anon memory: %s", len >> 10, strerror(errno));
+	return m;
+}
+
+/* madvise that must work; EAGAIN and EINTR (a fatal signal) are fine. */
+static void advise(void *p, long len, int advice, const char *name)
+{
+	if (madvise(p, len, advice) && errno != EAGAIN && errno != EINTR)
+		TFAIL("madvise(%s) of %ld KiB: %s", name, len >> 10, strerror(errno));
+}
+
+/*
+ * Verified memory: 8 words per page, derived from (salt, round, page).
+ * Check what round - 1 left, write round's.  Whatever reclaim, swap,
+ * migration, compaction or reparenting did in between, the words stay.
+ */
+static uint64_t pattern(uint64_t salt, long round, long page, int w)
+{
+	return salt ^ ((uint64_t)round << 40) ^ ((uint64_t)page << 8) ^ (uint64_t)w;
+}
+
+static void fill_page(char *m, long page, uint64_t salt, long round)
+{
+	uint64_t *p = (uint64_t *)(m + page * PAGE);
+	int w;
+
+	for (w = 0; w < 8; w++)
+		p[w * 64] = pattern(salt, round, page, w);
+}
+
+static void verify_fill(char *m, long pages, uint64_t salt, long round, const char *what)
+{
+	long i;
+	int w;
+
+	for (i = 0; i < pages; i++) {
+		uint64_t *p = (uint64_t *)(m + i * PAGE);
+
+		for (w = 0; round && w < 8; w++)
+			if (p[w * 64] != pattern(salt, round - 1, i, w))
+				TFAIL("%s memory corrupted: page %ld of %ld, word %d is %#llx, expected %#llx (round %ld)",
+				      what, i, pages, w, (unsigned long long)p[w * 64],
+				      (unsigned long long)pattern(salt, round - 1, i, w), round);
+		fill_page(m, i, salt, round);
+	}
+}
+
+static char chunk[64 << 10];
+
+static void pwrite_all(int fd, long off, long len, const char *p)
+{
+	while (len > 0) {
+		long n = len < (long)sizeof(chunk) ? len : (long)sizeof(chunk);
+
+		if (pwrite(fd, chunk, n, off) != n)
+			TFAIL("writing %s at %ld: %s", p, off, strerror(errno));
+		off += n;
+		len -= n;
+	}
+}
+
+static int body_write(void)
+{
+	char p[256];
+	long round, off, len;
+	int fd, r;
+
+	for (round = 0;; round++) {
+		fpath(p, sizeof(p), "data", cur.worker, rnd(NUM("files")));
+		fd = open(p, O_RDWR | O_CREAT, 0644);
+		if (fd < 0)
+			TFAIL("open %s: %s", p, strerror(errno));
+		len = (1 + rnd(NUM("file_mb") * 16)) * (64L << 10);
+		off = rnd(NUM("file_mb") * 16 + 1) * (64L << 10);
+		memset(chunk, 'a' + (int)(round % 26), sizeof(chunk));
+		pwrite_all(fd, off, len, p);
+		switch (rnd(7)) {
+		case 0:
+			r = fsync(fd);
+			break;
+		case 1:
+			r = fdatasync(fd);
+			break;
+		case 2:
+			r = sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
+			break;
+		case 3:
+			r = sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+					    SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+			break;
+		case 4:
+			/* Truncation of pages that may belong to dead cgroups, some under writeback. */
+			sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			r = ftruncate(fd, off + rnd(len));
+			break;
+		default:
+			r = 0; /* left dirty for the flusher */
+			break;
+		}
+		if (r)
+			TFAIL("writeback of %s: %s", p, strerror(errno));
+		COUNT(writebacks, 1);
+		if (rnd(8) == 0 && (errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)))
+			TFAIL("fadvise DONTNEED %s: %s", p, strerror(errno));
+		close(fd);
+		pause_round();
+	}
+	return 0;
+}
+
+static int body_read(void)
+{
+	static char buf[64 << 10];
+	char p[256];
+	ssize_t n;
+	int fd;
+
+	for (;;) {
+		if (rnd(3))
+			fpath(p, sizeof(p), "data", rnd(NUM("workers")), rnd(NUM("files")));
+		else
+			fpath(p, sizeof(p), "map", rnd(NUM("workers")), rnd(mapfiles));
+		fd = open(p, O_RDONLY);
+		if (fd < 0 && errno != ENOENT)
+			TFAIL("open %s: %s", p, strerror(errno));
+		if (fd >= 0) {
+			if (rnd(4) == 0)
+				posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+			while ((n = read(fd, buf, sizeof(buf))) > 0)
+				;
+			if (n < 0)
+				TFAIL("read %s: %s", p, strerror(errno));
+			if (rnd(8) == 0)
+				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			close(fd);
+		}
+		pause_round();
+	}
+	return 0;
+}
+
+/* Map file p (created and grown to len if needed), shared. */
+static char *map_file(const char *p, long len, int prot)
+{
+	struct stat st;
+	char *m;
+	int fd = open(p, O_RDWR | O_CREAT, 0644);
+
+	if (fd < 0)
+		TFAIL("open %s: %s", p, strerror(errno));
+	if (fstat(fd, &st))
+		TFAIL("fstat %s: %s", p, strerror(errno));
+	/* Files are only ever grown, so a mapping never reaches past the end. */
+	if (st.st_size < len && ftruncate(fd, len))
+		TFAIL("ftruncate %s to %ld: %s", p, len, strerror(errno));
+	m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		TFAIL("mmap %s: %s", p, strerror(errno));
+	close(fd);
+	return m;
+}
+
+static int body_mmap(void)
+{
+	long len = MB(NUM("mmap_mb")), pages = len / PAGE, round, i, from;
+	char p[256], *m = NULL;
+
+	for (round = 0;; round++) {
+		if (round % 16 == 0) {
+			if (m)
+				munmap(m, len);
+			m = map_file(fpath(p, sizeof(p), "map", cur.worker, rnd(mapfiles)), len,
+				     PROT_READ | PROT_WRITE);
+		}
+		from = rnd(pages);
+		for (i = 0; i < pages / 4; i++)
+			m[((from + i) % pages) * PAGE + rnd(PAGE)] = (char)round;
+		switch (rnd(6)) {
+		case 0:
+		case 1:
+			if (msync(m, len, rnd(2) ? MS_SYNC : MS_ASYNC))
+				TFAIL("msync %s: %s", p, strerror(errno));
+			COUNT(writebacks, 1);
+			break;
+		case 2:
+			advise(m + from / 2 * PAGE, (pages - from / 2) * PAGE, MADV_PAGEOUT, "MADV_PAGEOUT");
+			break;
+		case 3:
+			advise(m, len, MADV_COLD, "MADV_COLD");
+			break;
+		}
+		pause_round();
+	}
+	return 0;
+}
+
+static int body_anon(void)
+{
+	long pages = NUM("anon_mb") * 256 + rnd(NUM("anon_mb") * 128 + 1), round, from;
+	char *m = map_anon(pages * PAGE);
+	uint64_t salt = rnd64();
+
+	for (round = 0;; round++) {
+		verify_fill(m, pages, salt, round, "anon");
+		from = rnd(pages);
+		switch (rnd(6)) {
+		case 0:
+			advise(m + from * PAGE, (pages - from) * PAGE, MADV_PAGEOUT, "MADV_PAGEOUT");
+			break;
+		case 1:
+			advise(m + from * PAGE, (pages - from) * PAGE, MADV_COLD, "MADV_COLD");
+			break;
+		}
+		pause_round();
+	}
+	return 0;
+}
+
+static int body_shmem(void)
+{
+	long len = MB(NUM("shmem_mb")), pages = len / PAGE, round, i, off;
+	char p[256], *m = NULL;
+	int fd = -1;
+
+	for (round = 0;; round++) {
+		if (round % 16 == 0) {
+			if (m) {
+				munmap(m, len);
+				close(fd);
+			}
+			if (rnd(4) == 0) {
+				/* Shmem that goes with the task. */
+				snprintf(p, sizeof(p), "memfd");
+				fd = memfd_create("stress", 0);
+			} else {
+				/* A tmpfs file that stays behind for later jobs of this worker. */
+				fpath(p, sizeof(p), "tmp", cur.worker, rnd(shmfiles));
+				fd = open(p, O_RDWR | O_CREAT, 0644);
+			}
+			if (fd < 0)
+				TFAIL("open %s: %s", p, strerror(errno));
+			if (ftruncate(fd, len))
+				TFAIL("ftruncate %s: %s", p, strerror(errno));
+			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (m == MAP_FAILED)
+				TFAIL("mmap %s: %s", p, strerror(errno));
+			if (thp)
+				advise(m, len, MADV_HUGEPAGE, "MADV_HUGEPAGE");
+		}
+		for (i = rnd(pages); i < pages; i += 1 + rnd(4))
+			m[i * PAGE + rnd(PAGE)] = (char)round;
+		off = rnd(pages) * PAGE;
+		switch (rnd(8)) {
+		case 0:
+			advise(m + off, len - off, MADV_PAGEOUT, "MADV_PAGEOUT");
+			break;
+		case 1:
+			if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (1 + rnd(64)) * PAGE))
+				TFAIL("punching a hole in %s: %s", p, strerror(errno));
+			break;
+		case 2:
+			pwrite_all(fd, off, len - off < MB(1) ? len - off : MB(1), p);
+			break;
+		case 3:
+			/* Removed while still mapped: freed when the mapping goes. */
+			if (rnd(4) == 0 && strcmp(p, "memfd") && unlink(p) && errno != ENOENT)
+				TFAIL("unlink %s: %s", p, strerror(errno));
+			break;
+		}
+		pause_round();
+	}
+	return 0;
+}
+
+static int body_thp(void)
+{
+	long len = MB(NUM("thp_mb")) & ~(HPAGE - 1), pages, round, pg, hp;
+	char *raw, *m;
+	uint64_t salt = rnd64();
+
+	if (len < HPAGE)
+		len = HPAGE;
+	pages = len / PAGE;
+	raw = map_anon(len + HPAGE);
+	m = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(uintptr_t)(HPAGE - 1));
+	if (thp)
+		advise(m, len, MADV_HUGEPAGE, "MADV_HUGEPAGE");
+	for (round = 0;; round++) {
+		verify_fill(m, pages, salt, round, "THP anon");
+		pg = rnd(pages);
+		hp = rnd(len / HPAGE) * HPAGE;
+		switch (rnd(6)) {
+		case 0:
+			/* A hole in a huge page: split it or queue it for deferred split. */
+			advise(m + pg * PAGE, PAGE, MADV_DONTNEED, "MADV_DONTNEED");
+			fill_page(m, pg, salt, round);
+			break;
+		case 1:
+			advise(m + hp, HPAGE, MADV_PAGEOUT, "MADV_PAGEOUT");
+			break;
+		case 2:
+			if (!thp)
+				break;
+			if (madvise(m, len, MADV_COLLAPSE) == 0)
+				COUNT(collapses, 1);
+			else if (errno != EAGAIN && errno != ENOMEM && errno != EBUSY && errno != EINVAL && errno != EINTR)
+				TFAIL("madvise(MADV_COLLAPSE) of %ld KiB: %s", len >> 10, strerror(errno));
+			break;
+		case 3:
+			/* Split the PMD mapping and let the VMAs merge back. */
+			if (mprotect(m + pg * PAGE, PAGE, PROT_READ) ||
+			    mprotect(m + pg * PAGE, PAGE, PROT_READ | PROT_WRITE))
+				TFAIL("mprotect: %s", strerror(errno));
+			break;
+		}
+		pause_round();
+	}
+	return 0;
+}
+
+/* The migration syscalls, which glibc does not wrap. */
+static long sys_move_pages(long n, void **pages, const int *to, int *status, int flags)
+{
+	return syscall(SYS_move_pages, 0, n, pages, to, status, flags);
+}
+
+static long sys_mbind(void *p, long len, int mode, const unsigned long *mask, int flags)
+{
+	return syscall(SYS_mbind, p, len, mode, mask, mask ? 64 : 0, flags);
+}
+
+static long sys_migrate_pages(pid_t pid, const unsigned long *from, const unsigned long *to)
+{
+	return syscall(SYS_migrate_pages, pid, 64, from, to);
+}
+
+/* Errors the migration calls may return under memory pressure. */
+static int migrate_busy(int e)
+{
+	return e == ENOMEM || e == EBUSY || e == EAGAIN || e == EINTR;
+}
+
+static void move_to(char *m, long pages, int node, int flags, const char *what)
+{
+	static void *addr[4096];
+	static int to[4096], status[4096];
+	long i, n = pages < 4096 ? pages : 4096, moved = 0;
+
+	for (i = 0; i < n; i++) {
+		addr[i] = m + i * PAGE;
+		to[i] = node;
+	}
+	if (sys_move_pages(n, addr, to, status, flags) < 0) {
+		if (!migrate_busy(errno))
+			TFAIL("move_pages of %ld %s pages to node %d: %s", n, what, node, strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		moved += status[i] == node;
+	COUNT(migrate_calls, 1);
+	COUNT(pages_moved, moved);
+}
+
+static int body_migrate(void)
+{
+	long pages = NUM("mig_mb") * 256, flen = MB(NUM("mmap_mb")), round, i;
+	unsigned long all = (1UL << nodes) - 1, mask;
+	char p[256], *m = map_anon(pages * PAGE), *f;
+	uint64_t salt = rnd64();
+	volatile char sink;
+	int node;
+
+	f = map_file(fpath(p, sizeof(p), "map", cur.worker, rnd(mapfiles)), flen, PROT_READ);
+	for (round = 0;; round++) {
+		verify_fill(m, pages, salt, round, "migrated anon");
+		for (i = 0; i < flen; i += PAGE)
+			sink = f[i];
+		(void)sink;
+		if (nodes < 2) {
+			pause_round();
+			continue;
+		}
+		node = (int)(round % nodes);
+		mask = 1UL << node;
+		switch (rnd(4)) {
+		case 0:
+			move_to(m, pages, node, MPOL_MF_MOVE, "anon");
+			break;
+		case 1:
+			/* Page cache shared with other tasks and cgroups. */
+			move_to(f, flen / PAGE, node, MPOL_MF_MOVE_ALL, "file");
+			break;
+		case 2:
+			if (sys_mbind(m, pages * PAGE, MPOL_BIND, &mask, MPOL_MF_MOVE) && !migrate_busy(errno))
+				TFAIL("mbind MPOL_BIND to node %d: %s", node, strerror(errno));
+			COUNT(migrate_calls, 1);
+			if (sys_mbind(m, pages * PAGE, MPOL_DEFAULT, NULL, 0))
+				TFAIL("mbind MPOL_DEFAULT: %s", strerror(errno));
+			break;
+		case 3:
+			if (sys_migrate_pages(0, &all, &mask) < 0 && !migrate_busy(errno))
+				TFAIL("migrate_pages to node %d: %s", node, strerror(errno));
+			COUNT(migrate_calls, 1);
+			break;
+		}
+		pause_round();
+	}
+	return 0;
+}
+
+static int body_mlock(void)
+{
+	long len = MB(NUM("mlock_mb")), pages = len / PAGE, round, i;
+	char p[256], *m = map_anon(len), *f;
+	uint64_t salt = rnd64();
+
+	f = map_file(fpath(p, sizeof(p), "map", cur.worker, rnd(mapfiles)), len, PROT_READ | PROT_WRITE);
+	for (round = 0;; round++) {
+		if (round % 8 == 0) {
+			if (round && (munlock(m, len) || munlock(f, len)))
+				TFAIL("munlock: %s", strerror(errno));
+			if ((mlock(m, len) || mlock(f, len)) && errno != EAGAIN && errno != ENOMEM)
+				TFAIL("mlock of %ld KiB: %s", len >> 10, strerror(errno));
+		}
+		verify_fill(m, pages, salt, round, "mlocked anon");
+		for (i = rnd(pages); i < pages; i += 1 + rnd(8))
+			f[i * PAGE] = (char)round;
+		pause_round();
+	}
+	return 0;
+}
+
+static int (*const bodies[NBODIES])(void) = {
+	body_write, body_read, body_mmap, body_anon, body_shmem, body_thp, body_migrate, body_mlock,
+};
+
+static int task_main(long arg)
+{
+	(void)arg;
+	rng_seed(cur.worker << 20 | cur.idx, cur.gen);
+	memset(chunk, 'x', sizeof(chunk));
+	return bodies[cur.body]();
+}
+
+/* ---- cgroups and processes */
+
+static int cg_set(const char *cg, const char *file, const char *fmt, ...)
+{
+	char p[300], v[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v, sizeof(v), fmt, ap);
+	va_end(ap);
+	snprintf(p, sizeof(p), "%s/%s", cg, file);
+	if (write_str(p, v)) {
+		fail("echo %s > %s: %s", v, p, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* rmdir cg; count says whether it is one of the cgroups_created. */
+static void remove_cgroup(const char *cg, int count)
+{
+	int i;
+
+	/* The tasks are reaped, but the cgroup may still be busy for a moment. */
+	for (i = 0; rmdir(cg); i++) {
+		if (errno != EBUSY || i == 1000) {
+			fail("rmdir %s: %s (after %d tries)", cg, strerror(errno), i + 1);
+			return;
+		}
+		sleep_ms(10);
+	}
+	if (count)
+		COUNT(removed, 1);
+}
+
+static pid_t wait_pid(pid_t pid, int *status, int flags)
+{
+	pid_t r;
+
+	while ((r = waitpid(pid, status, flags)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+/* Reap a task, killing it if it is still running: any other end is reported. */
+static void end_task(pid_t pid, int body, const char *cg)
+{
+	static long oom_notes;
+	int status = 0, ours = 0;
+	pid_t r = wait_pid(pid, &status, WNOHANG);
+
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		ours = 1;
+		r = wait_pid(pid, &status, 0);
+	}
+	if (r != pid) {
+		fail("waitpid for the %s task %d of %s: %s", body_names[body], pid, cg, strerror(errno));
+		return;
+	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		/* Nobody else sends SIGKILL here: the OOM killer, at the job's or the parent's limit. */
+		if (!ours) {
+			COUNT(job_ooms, 1);
+			if (++oom_notes <= 5)
+				printf("stress: the %s task %d of %s was OOM-killed\n", body_names[body], pid, cg);
+		}
+		return;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+		return; /* it said why */
+	if (WIFEXITED(status))
+		fail("the %s task %d of %s exited with status %d", body_names[body], pid, cg, WEXITSTATUS(status));
+	else
+		fail("the %s task %d of %s died of signal %d (%s)", body_names[body], pid, cg,
+		     WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
+struct kept {
+	pid_t pid;
+	int body;
+	long until;
+	char cg[128];
+};
+
+static char keeper[160];
+
+static void expire_kept(struct kept *kept, int *nkept, int all)
+{
+	int i;
+
+	for (i = 0; i < *nkept;) {
+		if (all || now_ms() >= kept[i].until) {
+			end_task(kept[i].pid, kept[i].body, kept[i].cg);
+			kept[i] = kept[--*nkept];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* Wait ms, ending kept tasks when they are due; stop early when told to. */
+static void worker_wait(long ms, struct kept *kept, int *nkept)
+{
+	long end = now_ms() + ms;
+
+	while (!sh->stop && now_ms() < end) {
+		expire_kept(kept, nkept, 0);
+		sleep_ms(100);
+	}
+}
+
+static int worker_main(long w)
+{
+	long gen, keep = NUM("keep") < MAXKEEP ? NUM("keep") : MAXKEEP;
+	long tasks = NUM("tasks") < MAXTASKS ? NUM("tasks") : MAXTASKS;
+	long run_ms = NUM("run_ms");
+	struct kept kept[MAXKEEP];
+	pid_t pid[MAXTASKS];
+	int body[MAXTASKS], moved[MAXTASKS], n, i, nkept = 0;
+	char cg[128], num[32], p[300];
+
+	rng_seed(w, -1);
+	snprintf(p, sizeof(p), "%s/cgroup.procs", keeper);
+	for (gen = 1; !sh->stop; gen++) {
+		snprintf(cg, sizeof(cg), "%s/w%ld-%ld", STR("parent"), w, gen);
+		if (mkdir(cg, 0755)) {
+			fail("mkdir %s: %s", cg, strerror(errno));
+			worker_wait(1000, kept, &nkept);
+			continue;
+		}
+		COUNT(cgroups_created, 1);
+		cg_set(cg, "memory.high", "%ldM", NUM("high_mb"));
+		cg_set(cg, "memory.max", "%ldM", NUM("max_mb"));
+		n = 1 + rnd(tasks);
+		for (i = 0; i < n; i++) {
+			cur.worker = w;
+			cur.gen = gen;
+			cur.idx = i;
+			cur.body = body[i] = mix[rnd(nmix)];
+			snprintf(cur.cg, sizeof(cur.cg), "%s", cg);
+			moved[i] = 0;
+			pid[i] = spawn_in(cg, task_main, 0);
+			if (pid[i] < 0)
+				fail("starting a %s task in %s: %s", body_names[body[i]], cg, strerror(errno));
+			else
+				COUNT(tasks, 1);
+		}
+		worker_wait(run_ms / 4 + rnd(run_ms * 3 / 2 + 1), kept, &nkept);
+		/* Some tasks move out, their memory stays charged to cg. */
+		for (i = 0; i < n; i++) {
+			if (pid[i] <= 0 || nkept >= keep || rnd(2))
+				continue;
+			snprintf(num, sizeof(num), "%d", pid[i]);
+			if (write_str(p, num)) {
+				if (errno != ESRCH)
+					fail("moving the %s task %d from %s to %s: %s", body_names[body[i]],
+					     pid[i], cg, keeper, strerror(errno));
+				continue; /* end_task below says how it ended */
+			}
+			COUNT(moved, 1);
+			moved[i] = 1;
+			kept[nkept].pid = pid[i];
+			kept[nkept].body = body[i];
+			kept[nkept].until = now_ms() + 1000 + rnd(NUM("keep_ms") + 1);
+			snprintf(kept[nkept].cg, sizeof(kept[nkept].cg), "%s", cg);
+			nkept++;
+		}
+		/* The others die in the middle of their work; the cgroup goes at once. */
+		for (i = 0; i < n; i++)
+			if (pid[i] > 0 && !moved[i])
+				end_task(pid[i], body[i], cg);
+		remove_cgroup(cg, 1);
+	}
+	expire_kept(kept, &nkept, 1);
+	return 0;
+}
+
+static int oom_holder(long mb)
+{
+	long len = MB(mb) / 4, i;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 3;
+	for (i = 0; i < len; i += PAGE)
+		m[i] = 1;
+	for (;;)
+		pause();
+}
+
+static int oom_eater(long mb)
+{
+	long len = MB(mb) * 4, i;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 3;
+	for (i = 0; i < len; i += PAGE)
+		m[i] = 1;
+	return 0; /* the limit did not hold */
+}
+
+/* Wait up to ms for pid; 1 when it was SIGKILLed, 0 otherwise (said why). */
+static int expect_oom_kill(pid_t pid, long ms, const char *who, const char *cg)
+{
+	long end = now_ms() + ms;
+	int status;
+	pid_t r;
+
+	while ((r = wait_pid(pid, &status, WNOHANG)) == 0 && now_ms() < end)
+		sleep_ms(50);
+	if (r == 0) {
+		fail("the %s in %s is still alive %ld s after the eater went beyond memory.max", who, cg, ms / 1000);
+		kill(pid, SIGKILL);
+		wait_pid(pid, &status, 0);
+		return 0;
+	}
+	if (r != pid) {
+		fail("waitpid for the %s in %s: %s", who, cg, strerror(errno));
+		return 0;
+	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return 1;
+	if (WIFEXITED(status))
+		fail("the %s in %s was not OOM-killed: it exited with status %d", who, cg, WEXITSTATUS(status));
+	else
+		fail("the %s in %s died of signal %d, not an OOM kill", who, cg, WTERMSIG(status));
+	return 0;
+}
+
+static int oom_main(long unused)
+{
+	long mb = NUM("oom_mb"), round, kills;
+	char cg[128], p[300];
+	pid_t holder, eater;
+	int killed;
+
+	(void)unused;
+	rng_seed(1000, -2);
+	for (round = 1;; round++) {
+		long end = now_ms() + NUM("oom_ms") / 2 + rnd(NUM("oom_ms") + 1);
+
+		while (!sh->stop && now_ms() < end)
+			sleep_ms(100);
+		if (sh->stop)
+			break;
+		snprintf(cg, sizeof(cg), "%s/oom-%ld", STR("parent"), round);
+		if (mkdir(cg, 0755)) {
+			fail("mkdir %s: %s", cg, strerror(errno));
+			continue;
+		}
+		COUNT(cgroups_created, 1);
+		if (cg_set(cg, "memory.max", "%ldM", mb) || cg_set(cg, "memory.swap.max", "0") ||
+		    cg_set(cg, "memory.oom.group", "1")) {
+			remove_cgroup(cg, 1);
+			continue;
+		}
+		holder = spawn_in(cg, oom_holder, mb);
+		if (holder < 0)
+			fail("starting the holder in %s: %s", cg, strerror(errno));
+		sleep_ms(200);
+		eater = spawn_in(cg, oom_eater, mb);
+		if (eater < 0)
+			fail("starting the eater in %s: %s", cg, strerror(errno));
+		killed = eater > 0 && expect_oom_kill(eater, 120000, "eater", cg);
+		/* memory.oom.group: the whole cgroup goes with it. */
+		if (holder > 0 && !expect_oom_kill(holder, 20000, "holder (memory.oom.group)", cg))
+			killed = 0;
+		snprintf(p, sizeof(p), "%s/memory.events", cg);
+		kills = key_value(p, "oom_kill");
+		if (killed && kills < 2)
+			fail("%s: memory.events has oom_kill %lld after the OOM kill of its 2 tasks", cg,
+			     (long long)kills);
+		if (kills > 0)
+			COUNT(oom_kills, kills);
+		if (killed)
+			COUNT(ooms, 1);
+		remove_cgroup(cg, 1);
+	}
+	return 0;
+}
+
+/* A random cgroup below the parent (or the parent itself), in p. */
+static int random_cgroup(char *p, size_t len)
+{
+	char names[64][64];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir(STR("parent"));
+
+	if (!dir) {
+		fail("opendir %s: %s", STR("parent"), strerror(errno));
+		return -1;
+	}
+	while ((d = readdir(dir)) && n < 64)
+		if (d->d_type == DT_DIR && d->d_name[0] != '.')
+			snprintf(names[n++], sizeof(names[0]), "%.63s", d->d_name);
+	closedir(dir);
+	if (!n || rnd(8) == 0)
+		snprintf(p, len, "%s", STR("parent"));
+	else
+		snprintf(p, len, "%s/%s", STR("parent"), names[rnd(n)]);
+	return 0;
+}
+
+/* A file of a cgroup that may be removed meanwhile: ENOENT and ENODEV are fine. */
+static int gone(int e)
+{
+	return e == ENOENT || e == ENODEV;
+}
+
+static void reclaim_random(void)
+{
+	static char buf[16 << 10];
+	static const char *const stats[] = { "memory.stat", "memory.numa_stat", "memory.events", "cgroup.stat" };
+	char cg[300], p[400], v[32];
+	unsigned i;
+
+	if (random_cgroup(cg, sizeof(cg)))
+		return;
+	snprintf(p, sizeof(p), "%s/memory.reclaim", cg);
+	snprintf(v, sizeof(v), "%uM", 1 + rnd(8));
+	if (write_str(p, v) == 0 || errno == EAGAIN)
+		COUNT(reclaims, 1);
+	else if (!gone(errno) && errno != EINTR)
+		fail("echo %s > %s: %s", v, p, strerror(errno));
+	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", cg, stats[i]);
+		if (read_str(p, buf, sizeof(buf)) && !gone(errno))
+			fail("reading %s: %s", p, strerror(errno));
+	}
+}
+
+/* Is pid gone or on its way out (zombie, or PF_EXITING: its mm may be gone)? */
+static int exiting(pid_t pid)
+{
+	char p[64], buf[512], state, *s;
+	unsigned long flags;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	if (read_str(p, buf, sizeof(buf)) || !(s = strrchr(buf, ')')))
+		return 1;
+	if (sscanf(s + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return 1;
+	return state == 'Z' || state == 'X' || (flags & 0x4);
+}
+
+/* migrate_pages() of a random kept task: memory of removed cgroups moves. */
+static void migrate_kept(void)
+{
+	static char buf[4096];
+	unsigned long all = (1UL << nodes) - 1, to = 1UL << rnd(nodes);
+	char p[300], *s;
+	long pids[256];
+	int n = 0;
+	pid_t pid;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", keeper);
+	if (read_str(p, buf, sizeof(buf))) {
+		fail("reading %s: %s", p, strerror(errno));
+		return;
+	}
+	for (s = buf; *s && n < 256; s++) {
+		pids[n++] = strtol(s, &s, 10);
+		if (!*s)
+			break;
+	}
+	if (!n || !pids[0])
+		return;
+	pid = pids[rnd(n)];
+	if (sys_migrate_pages(pid, &all, &to) >= 0)
+		COUNT(migrate_calls, 1);
+	else if (errno != ESRCH && !migrate_busy(errno) && !(errno == EINVAL && exiting(pid)))
+		fail("migrate_pages of kept task %d to node mask %#lx: %s", pid, to, strerror(errno));
+}
+
+static int vm_main(long unused)
+{
+	long compact = NUM("compact_ms"), drop = NUM("drop_ms"), reclaim = NUM("reclaim_ms");
+	long migrate = nodes > 1 ? NUM("migrate_ms") : 0, t0 = now_ms(), t;
+	long next_compact = t0 + compact, next_drop = t0 + drop, next_reclaim = t0 + reclaim;
+	long next_migrate = t0 + migrate;
+	char v[4];
+
+	(void)unused;
+	rng_seed(2000, -3);
+	while (!sh->stop) {
+		t = now_ms();
+		if (compact && t >= next_compact) {
+			if (write_str("/proc/sys/vm/compact_memory", "1"))
+				fail("echo 1 > /proc/sys/vm/compact_memory: %s", strerror(errno));
+			else
+				COUNT(compactions, 1);
+			next_compact = now_ms() + compact / 2 + rnd(compact + 1);
+		}
+		if (drop && t >= next_drop) {
+			snprintf(v, sizeof(v), "%u", 1 + rnd(3));
+			if (write_str("/proc/sys/vm/drop_caches", v))
+				fail("echo %s > /proc/sys/vm/drop_caches: %s", v, strerror(errno));
+			else
+				COUNT(drops, 1);
+			next_drop = now_ms() + drop / 2 + rnd(drop + 1);
+		}
+		if (reclaim && t >= next_reclaim) {
+			reclaim_random();
+			next_reclaim = now_ms() + reclaim / 2 + rnd(reclaim + 1);
+		}
+		if (migrate && t >= next_migrate) {
+			migrate_kept();
+			next_migrate = now_ms() + migrate / 2 + rnd(migrate + 1);
+		}
+		sleep_ms(50);
+	}
+	return 0;
+}
+
+/*
+ * The hog: random data, which zswap cannot compress, so it goes to the swap
+ * disk; a quarter of it touched every half second, so it stays warm.
+ */
+static int hog_main(long mb)
+{
+	long len = MB(mb), pages = len / PAGE, i, q;
+	uint64_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED) {
+		printf("stress: the hog cannot map %ld MiB: %s\n", mb, strerror(errno));
+		return 3;
+	}
+	rng_seed(3000, -4);
+	for (i = 0; i < len / 8; i++)
+		m[i] = rnd64();
+	for (q = 0;; q = (q + 1) % 4) {
+		for (i = q; i < pages; i += 4)
+			fill_page((char *)m, i, rnd64(), q);
+		sleep_ms(500);
+	}
+}
+
+/* ---- setup, records and the main process */
+
+static int count_nodes(void)
+{
+	char buf[128], *s;
+	long a, b;
+	int n = 0;
+
+	if (read_str("/sys/devices/system/node/online", buf, sizeof(buf)))
+		return 1;
+	for (s = buf; *s && *s != '\n';) {
+		a = b = strtol(s, &s, 10);
+		if (*s == '-')
+			b = strtol(s + 1, &s, 10);
+		n += b - a + 1;
+		if (*s == ',')
+			s++;
+		else
+			break;
+	}
+	return n ? n : 1;
+}
+
+static void setup_fail(const char *what, const char *p)
+{
+	fprintf(stderr, "stress: %s %s: %s\n", what, p, strerror(errno));
+	exit(2);
+}
+
+static void setup(void)
+{
+	static const char *const dirs[] = { "", "data", "map", "tmp" };
+	char p[300], opts[64], buf[256] = "";
+	unsigned i;
+
+	mem_kb = key_value("/proc/meminfo", "MemTotal");
+	nodes = count_nodes();
+	thp = access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+	hog_mb = mem_kb * NUM("hog_pct") / 100 / 1024;
+	parent_mb = mem_kb * NUM("parent_pct") / 100 / 1024;
+	mapfiles = NUM("files") / 2 > 0 ? NUM("files") / 2 : 1;
+	shmfiles = mapfiles;
+	if (!NUM("files"))
+		knob("files")->num = 1;
+	if (!NUM("workers"))
+		knob("workers")->num = 1;
+	if (mem_kb <= 0) {
+		fprintf(stderr, "stress: no MemTotal in /proc/meminfo\n");
+		exit(2);
+	}
+	if (nodes < NUM("need_nodes")) {
+		fprintf(stderr, "stress: the guest has %d NUMA node(s), %ld needed: boot with numa=fake=%ld "
+			"(stress.sh passes numa=fake=2) or run with need_nodes=1 (no migration between nodes)\n",
+			nodes, NUM("need_nodes"), NUM("need_nodes"));
+		exit(2);
+	}
+	memset(chunk, 'x', sizeof(chunk));
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", STR("dir"), dirs[i]);
+		if (mkdir(p, 0755) && errno != EEXIST)
+			setup_fail("mkdir", p);
+	}
+	snprintf(p, sizeof(p), "%s/tmp", STR("dir"));
+	snprintf(opts, sizeof(opts), "size=40%%%s", thp ? ",huge=advise" : "");
+	if (mount("stress-tmp", p, "tmpfs", 0, opts) && errno != EBUSY)
+		setup_fail("mount tmpfs on", p);
+
+	/* The parent, its limits, the keeper; cgroup writeback with io. */
+	if (NUM("io") && read_str("/sys/fs/cgroup/cgroup.controllers", buf, sizeof(buf)) == 0 &&
+	    strstr(buf, "io") && write_str("/sys/fs/cgroup/cgroup.subtree_control", "+io"))
+		setup_fail("enabling io in", "/sys/fs/cgroup/cgroup.subtree_control");
+	if (mkdir(STR("parent"), 0755) && errno != EEXIST)
+		setup_fail("mkdir", STR("parent"));
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", STR("parent"));
+	if (write_str(p, "+memory") || write_str(p, "+pids"))
+		setup_fail("enabling memory and pids in", p);
+	if (NUM("io") && strstr(buf, "io") && write_str(p, "+io"))
+		setup_fail("enabling io in", p);
+	snprintf(buf, sizeof(buf), "%ldM", parent_mb);
+	snprintf(p, sizeof(p), "%s/memory.max", STR("parent"));
+	if (write_str(p, buf))
+		setup_fail("setting", p);
+	snprintf(buf, sizeof(buf), "%ldM", NUM("parent_swap_mb"));
+	snprintf(p, sizeof(p), "%s/memory.swap.max", STR("parent"));
+	if (write_str(p, buf))
+		setup_fail("setting", p);
+	snprintf(keeper, sizeof(keeper), "%.140s/keeper", STR("parent"));
+	if (mkdir(keeper, 0755) && errno != EEXIST)
+		setup_fail("mkdir", keeper);
+	if (hog_mb && mkdir(HOG_CG, 0755) && errno != EEXIST)
+		setup_fail("mkdir", HOG_CG);
+}
+
+/* vmstat events whose growth the end record shows (and require checks). */
+static const char *const vm_events[] = {
+	"pswpin", "pswpout", "zswpin", "zswpout", "pgmigrate_success", "pgmigrate_fail",
+	"thp_fault_alloc", "thp_fault_fallback", "thp_split_page", "thp_deferred_split_page",
+	"thp_collapse_alloc", "compact_stall", "compact_success", "oom_kill", "nr_written",
+	"workingset_refault_anon", "workingset_refault_file", "pgsteal_kswapd", "pgsteal_direct",
+};
+#define NVM (sizeof(vm_events) / sizeof(vm_events[0]))
+
+static void vm_read(long long *v)
+{
+	unsigned i;
+
+	for (i = 0; i < NVM; i++)
+		v[i] = key_value("/proc/vmstat", vm_events[i]);
+}
+
+static long long vm_delta(const long long *a, const long long *b, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < NVM; i++)
+		if (!strcmp(vm_events[i], name))
+			return a[i] >= 0 && b[i] >= 0 ? b[i] - a[i] : 0;
+	return 0;
+}
+
+static int out_fd = -1;
+
+static void record(const char *fmt, ...)
+{
+	char line[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(out_fd, line, n) != n)
+		perror("stress: writing a record");
+}
+
+static long swap_used_kb(void)
+{
+	long long total = key_value("/proc/meminfo", "SwapTotal");
+	long long free = key_value("/proc/meminfo", "SwapFree");
+
+	return total >= 0 && free >= 0 ? total - free : -1;
+}
+
+static long t0, swap_peak_kb;
+
+static void progress(int console)
+{
+	long t = now_ms() - t0, swap = swap_used_kb(), dying = dying_below(STR("parent"));
+
+	if (swap > swap_peak_kb)
+		swap_peak_kb = swap;
+	record("@@ progress t_ms=%ld cgroups_created=%ld removed=%ld ooms=%ld dying=%ld moved=%ld tasks=%ld failures=%ld swap_kb=%ld",
+	       t, GET(cgroups_created), GET(removed), GET(ooms), dying, GET(moved), GET(tasks),
+	       GET(failures), swap);
+	if (console)
+		printf("stress: %ld s: %ld cgroups created, %ld removed, %ld tasks, %ld moved out, %ld OOM kills, %ld dying, swap %ld MiB, %ld failures\n",
+		       t / 1000, GET(cgroups_created), GET(removed), GET(tasks), GET(moved), GET(ooms),
+		       dying, swap / 1024, GET(failures));
+}
+
+static struct proc {
+	const char *name;
+	long arg;
+	pid_t pid;
+	int done;
+} procs[64];
+static int nprocs;
+
+static void start_proc(const char *name, int (*fn)(long), long arg)
+{
+	struct proc *pr = &procs[nprocs++];
+
+	pr->name = name;
+	pr->arg = arg;
+	pr->pid = fork();
+	if (pr->pid == 0)
+		_exit(fn(arg));
+	if (pr->pid < 0) {
+		fprintf(stderr, "stress: cannot start the %s process: %s\n", name, strerror(errno));
+		exit(2);
+	}
+}
+
+static pid_t hog_pid;
+
+/* The hog only ends when killed: by us at the end, or by a global OOM before. */
+static void check_hog(int flags)
+{
+	int status;
+
+	if (hog_pid <= 0 || wait_pid(hog_pid, &status, flags) != hog_pid)
+		return;
+	hog_pid = 0;
+	if (!sh->stop)
+		fail("the hog ended before the end of the run (status %#x): %s", status,
+		     WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ?
+		     "a global OOM kill: hog_pct or parent_pct is too large for this guest" : "see above");
+}
+
+/* Reap the processes that ended; before the stop, or with a bad status, that is a failure. */
+static int reap_procs(int flags)
+{
+	int i, status, alive = 0;
+
+	for (i = 0; i < nprocs; i++) {
+		struct proc *pr = &procs[i];
+
+		if (pr->done)
+			continue;
+		if (wait_pid(pr->pid, &status, flags) != pr->pid) {
+			alive++;
+			continue;
+		}
+		pr->done = 1;
+		if (!sh->stop)
+			fail("the %s process %ld ended before the end of the run", pr->name, pr->arg);
+		else if (!WIFEXITED(status) || WEXITSTATUS(status))
+			fail("the %s process %ld ended badly (status %#x)", pr->name, pr->arg, status);
+	}
+	return alive;
+}
+
+static long read_kb(const char *cg, const char *file)
+{
+	char p[300], buf[64];
+
+	snprintf(p, sizeof(p), "%s/%s", cg, file);
+	if (read_str(p, buf, sizeof(buf)))
+		return -1;
+	return atoll(buf) / 1024;
+}
+
+/* Up to drain_secs for RCU and workqueues: the dying count of cg down to 0. */
+static long drain_dying(const char *cg)
+{
+	long end = now_ms() + NUM("drain_secs") * 1000, v;
+
+	while ((v = dying_below(cg)) > 0 && now_ms() < end)
+		sleep_ms(500);
+	return v;
+}
+
+/* The same for the memory charged to cg: down to kb KiB. */
+static void drain_charge(const char *cg, long kb)
+{
+	long end = now_ms() + NUM("drain_secs") * 1000;
+
+	while (read_kb(cg, "memory.current") > kb && now_ms() < end)
+		sleep_ms(500);
+}
+
+static void remove_tree(const char *dir)
+{
+	char p[600];
+	struct dirent *d;
+	DIR *dd = opendir(dir);
+
+	if (!dd) {
+		fail("opendir %s: %s", dir, strerror(errno));
+		return;
+	}
+	while ((d = readdir(dd)))
+		if (d->d_name[0] != '.') {
+			snprintf(p, sizeof(p), "%s/%s", dir, d->d_name);
+			if (unlink(p))
+				fail("unlink %s: %s", p, strerror(errno));
+		}
+	closedir(dd);
+}
+
+/* With require=1: each kind of stress must have happened, or the run proves nothing. */
+static void require(const char *what, long long seen, int wanted)
+{
+	if (wanted && seen <= 0)
+		fail("not exercised: %s (the run did not do what it is for; see the knobs)", what);
+}
+
+int main(int argc, char **argv)
+{
+	long secs, run_ms, t, next_progress, next_console, w, dying_end, dying_drop, dying_root;
+	long mem_end_kb, swap_end_kb, stop_t;
+	long long vm0[NVM], vm1[NVM];
+	char words[2048], p[300];
+	struct dirent *d;
+	DIR *dir;
+	unsigned i;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	knob_parse("stress", knobs, argc, argv);
+	parse_mix();
+	secs = NUM("secs");
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("stress: mmap");
+		return 2;
+	}
+	setup();
+	out_fd = open_raw(STR("out"));
+	if (out_fd < 0)
+		setup_fail("cannot open", STR("out"));
+	knob_words(words, sizeof(words));
+	record("@@ run stress%s mem_kb=%ld nodes=%d thp=%d hog_mb=%ld parent_mb=%ld", words, mem_kb,
+	       nodes, thp, hog_mb, parent_mb);
+	printf("stress:%s mem_kb=%ld nodes=%d thp=%d hog_mb=%ld parent_mb=%ld\n", words, mem_kb, nodes,
+	       thp, hog_mb, parent_mb);
+	vm_read(vm0);
+
+	t0 = now_ms();
+	if (hog_mb) {
+		hog_pid = spawn_in(HOG_CG, hog_main, hog_mb);
+		if (hog_pid < 0)
+			setup_fail("cannot start the hog in", HOG_CG);
+	}
+	for (w = 0; w < NUM("workers"); w++)
+		start_proc("worker", worker_main, w);
+	if (NUM("oom_ms"))
+		start_proc("oom", oom_main, 0);
+	start_proc("vm", vm_main, 0);
+
+	run_ms = secs * 1000;
+	next_progress = 0;
+	next_console = 60000;
+	for (;;) {
+		t = now_ms() - t0;
+		if (t >= next_progress) {
+			progress(t >= next_console);
+			if (t >= next_console)
+				next_console += 60000;
+			next_progress = t + NUM("progress_ms");
+		}
+		if (t >= run_ms)
+			break;
+		reap_procs(WNOHANG);
+		check_hog(WNOHANG);
+		sleep_ms(100);
+	}
+
+	/* The end: the workers finish their job, remove it and end their kept tasks. */
+	stop_t = now_ms() - t0;
+	printf("stress: %ld s done, stopping\n", stop_t / 1000);
+	check_hog(WNOHANG);
+	sh->stop = 1;
+	if (hog_pid > 0) {
+		kill(hog_pid, SIGKILL);
+		check_hog(0);
+	}
+	while (reap_procs(WNOHANG) && now_ms() - t0 < stop_t + NUM("stop_secs") * 1000) {
+		sleep_ms(200);
+		if (now_ms() - t0 >= next_progress) {
+			progress(0);
+			next_progress = now_ms() - t0 + NUM("progress_ms");
+		}
+	}
+	if (reap_procs(WNOHANG)) {
+		fail("processes still running %ld s after the end; blocked tasks follow (sysrq w)", NUM("stop_secs"));
+		write_str("/proc/sysrq-trigger", "w");
+		for (i = 0; i < (unsigned)nprocs; i++)
+			if (!procs[i].done)
+				kill(procs[i].pid, SIGKILL);
+		sleep_ms(5000);
+		reap_procs(WNOHANG);
+	}
+
+	/* Every cgroup goes; the dying count before and after drop_caches. */
+	remove_cgroup(keeper, 0);
+	dir = opendir(STR("parent"));
+	while (dir && (d = readdir(dir)))
+		if (d->d_type == DT_DIR && d->d_name[0] != '.') {
+			fail("cgroup %s/%s was left behind", STR("parent"), d->d_name);
+			snprintf(p, sizeof(p), "%s/%s", STR("parent"), d->d_name);
+			rmdir(p);
+		}
+	if (dir)
+		closedir(dir);
+	dying_end = dying_below(STR("parent"));
+	sync();
+	if (write_str("/proc/sys/vm/drop_caches", "3"))
+		fail("echo 3 > /proc/sys/vm/drop_caches: %s", strerror(errno));
+	dying_drop = drain_dying(STR("parent"));
+	printf("stress: all cgroups removed: %ld dying, %ld after drop_caches\n", dying_end, dying_drop);
+
+	/* Delete the data: the parent must get back what was charged to it. */
+	snprintf(p, sizeof(p), "%s/data", STR("dir"));
+	remove_tree(p);
+	snprintf(p, sizeof(p), "%s/map", STR("dir"));
+	remove_tree(p);
+	snprintf(p, sizeof(p), "%s/tmp", STR("dir"));
+	if (umount(p))
+		fail("umount %s: %s", p, strerror(errno));
+	sync();
+	if (write_str("/proc/sys/vm/drop_caches", "3"))
+		fail("echo 3 > /proc/sys/vm/drop_caches: %s", strerror(errno));
+	drain_charge(STR("parent"), NUM("leak_kb"));
+	mem_end_kb = read_kb(STR("parent"), "memory.current");
+	swap_end_kb = read_kb(STR("parent"), "memory.swap.current");
+	printf("stress: with its data deleted the parent has %ld KiB charged, %ld KiB of swap\n",
+	       mem_end_kb, swap_end_kb);
+	if (NUM("leak_kb") && (mem_end_kb < 0 || mem_end_kb > NUM("leak_kb")))
+		fail("the parent keeps %ld KiB charged once every task, cgroup and file is gone (leak_kb=%ld)",
+		     mem_end_kb, NUM("leak_kb"));
+	if (NUM("leak_kb") && (swap_end_kb < 0 || swap_end_kb > NUM("leak_kb")))
+		fail("the parent keeps %ld KiB of swap charged once every task, cgroup and file is gone (leak_kb=%ld)",
+		     swap_end_kb, NUM("leak_kb"));
+	remove_cgroup(STR("parent"), 0);
+	if (hog_mb)
+		remove_cgroup(HOG_CG, 0);
+	dying_root = dying_below("/sys/fs/cgroup");
+
+	vm_read(vm1);
+	if (NUM("require")) {
+		require("cgroups created and removed", GET(removed), 1);
+		require("tasks kept alive past their cgroup's removal", GET(moved), NUM("keep") > 0);
+		require("OOM kills in the sibling", GET(ooms), NUM("oom_ms") && secs * 1000 >= 2 * NUM("oom_ms"));
+		require("compaction", GET(compactions), NUM("compact_ms") && secs * 1000 >= 2 * NUM("compact_ms"));
+		require("drop_caches", GET(drops), NUM("drop_ms") && secs * 1000 >= 2 * NUM("drop_ms"));
+		require("memory.reclaim", GET(reclaims), NUM("reclaim_ms") && secs * 1000 >= 2 * NUM("reclaim_ms"));
+		require("swap-out (pswpout + zswpout)",
+			vm_delta(vm0, vm1, "pswpout") + vm_delta(vm0, vm1, "zswpout"), 1);
+		require("page migration between nodes (pgmigrate_success)", vm_delta(vm0, vm1, "pgmigrate_success"),
+			nodes > 1 && in_mix(B_MIGRATE));
+		require("THP faults (thp_fault_alloc)", vm_delta(vm0, vm1, "thp_fault_alloc"), thp && in_mix(B_THP));
+		require("writeback (nr_written)", vm_delta(vm0, vm1, "nr_written"), in_mix(B_WRITE) || in_mix(B_MMAP));
+	}
+
+	rc = GET(failures) ? 1 : 0;
+	{
+		char line[2048];
+		int n = 0;
+
+		for (i = 0; i < NCOUNTERS; i++)
+			n += snprintf(line + n, sizeof(line) - n, " %s=%ld", counter_names[i], sh->c[i]);
+		n += snprintf(line + n, sizeof(line) - n,
+			      " dying_end=%ld dying_drop=%ld dying_root=%ld mem_end_kb=%ld swap_end_kb=%ld swap_peak_kb=%ld cleanup_ms=%ld",
+			      dying_end, dying_drop, dying_root, mem_end_kb, swap_end_kb, swap_peak_kb,
+			      now_ms() - t0 - stop_t);
+		for (i = 0; i < NVM; i++)
+			n += snprintf(line + n, sizeof(line) - n, " vm_%s=%lld", vm_events[i],
+				      vm_delta(vm0, vm1, vm_events[i]));
+		record("@@ end rc=%d t_ms=%ld%s", rc, stop_t, line);
+		printf("stress: end rc=%d t_ms=%ld%s\n", rc, stop_t, line);
+	}
+	if (rc)
+		printf("stress: %ld operations failed (the \"stress: FAIL:\" lines above)\n", GET(failures));
+	close(out_fd);
+	return rc;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the guest tools share: key=value knobs with a help table, time,
+ * cgroup files, starting a child inside a cgroup, the raw records port.
+ * Header only, because guest.sh builds every guest tool (a .c file) on its own; define
+ * _GNU_SOURCE before including it.  stress.c uses it; soak.c still carries
+ * its own copies of the same helpers.
+ */
+#ifndef GUEST_TOOL_H
+#define GUEST_TOOL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOOL_UNUSED __attribute__((unused))
+
+/* ---- knobs: one table per tool; "TOOL help" prints it */
+
+enum { K_NUM, K_STR };
+
+struct knob {
+	const char *name;
+	int type;
+	long num;
+	const char *str;
+	const char *help;
+};
+
+static const char *tool_name = "tool";
+static struct knob *tool_knobs;
+
+static TOOL_UNUSED struct knob *knob(const char *name)
+{
+	struct knob *k;
+
+	for (k = tool_knobs; k->name; k++)
+		if (!strcmp(k->name, name))
+			return k;
+	fprintf(stderr, "%s: internal error: no knob %s\n", tool_name, name);
+	exit(2);
+}
+
+#define NUM(name) (knob(name)->num)
+#define STR(name) (knob(name)->str)
+
+static TOOL_UNUSED void knob_usage(FILE *f)
+{
+	struct knob *k;
+
+	fprintf(f, "usage: %s [key=value ...]\n", tool_name);
+	for (k = tool_knobs; k->name; k++) {
+		if (k->type == K_NUM)
+			fprintf(f, "  %-14s %-8ld %s\n", k->name, k->num, k->help);
+		else
+			fprintf(f, "  %-14s %s\n  %-14s %-8s %s\n", k->name, k->str, "", "", k->help);
+	}
+}
+
+/* key=value arguments into the table; "help" prints it and exits. */
+static TOOL_UNUSED void knob_parse(const char *name, struct knob *table, int argc, char **argv)
+{
+	int i;
+
+	tool_name = name;
+	tool_knobs = table;
+	for (i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '='), *end;
+		struct knob *k;
+
+		if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
+			knob_usage(stdout);
+			exit(0);
+		}
+		if (!eq)
+			goto bad;
+		*eq = 0;
+		for (k = table; k->name; k++)
+			if (!strcmp(k->name, argv[i]))
+				break;
+		if (!k->name) {
+			fprintf(stderr, "%s: unknown knob '%s'\n", name, argv[i]);
+			goto bad;
+		}
+		if (k->type == K_STR) {
+			k->str = eq + 1;
+			continue;
+		}
+		errno = 0;
+		k->num = strtol(eq + 1, &end, 10);
+		if (errno || end == eq + 1 || *end || k->num < 0) {
+			fprintf(stderr, "%s: %s wants a number >= 0, not '%s'\n", name, k->name, eq + 1);
+			goto bad;
+		}
+	}
+	return;
+bad:
+	knob_usage(stderr);
+	exit(2);
+}
+
+/* " key=value" for every knob, for the "@@ run" record. */
+static TOOL_UNUSED int knob_words(char *buf, size_t len)
+{
+	struct knob *k;
+	size_t n = 0;
+
+	for (k = tool_knobs; k->name && n < len; k++) {
+		if (k->type == K_NUM)
+			n += snprintf(buf + n, len - n, " %s=%ld", k->name, k->num);
+		else
+			n += snprintf(buf + n, len - n, " %s=%s", k->name, k->str);
+	}
+	return n < len ? (int)n : (int)len - 1;
+}
+
+/* ---- time */
+
+static TOOL_UNUSED long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static TOOL_UNUSED void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ---- files: cgroup knobs, /proc */
+
+/* Write s to p in one write(); -1 with errno set when it fails. */
+static TOOL_UNUSED int write_str(const char *p, const char *s)
+{
+	ssize_t n;
+	int fd = open(p, O_WRONLY), e;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	e = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(s)) {
+		errno = n < 0 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* Up to len - 1 bytes of p, NUL-terminated; -1 with errno when it cannot be read. */
+static TOOL_UNUSED int read_str(const char *p, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n = 0;
+	int fd = open(p, O_RDONLY), e;
+
+	if (fd < 0)
+		return -1;
+	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += n;
+	e = errno;
+	close(fd);
+	buf[got] = 0;
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* The value of "key value" (cgroup.stat, memory.events, vmstat) or "key: value" (meminfo) in p; -1 if absent. */
+static TOOL_UNUSED long long key_value(const char *p, const char *key)
+{
+	static char buf[16 << 10];
+	size_t klen = strlen(key);
+	char *s, *nl;
+
+	if (read_str(p, buf, sizeof(buf)))
+		return -1;
+	for (s = buf; *s; s = nl + 1) {
+		if (!strncmp(s, key, klen) && (s[klen] == ' ' || s[klen] == ':'))
+			return atoll(s + klen + 1);
+		nl = strchrnul(s, '\n');
+		if (!*nl)
+			break;
+	}
+	return -1;
+}
+
+/* Dying memory cgroups below cg: nr_dying_subsys_memory, or nr_dying_descendants before 6.12. */
+static TOOL_UNUSED long dying_below(const char *cg)
+{
+	char p[300];
+	long long v;
+
+	snprintf(p, sizeof(p), "%s/cgroup.stat", cg);
+	v = key_value(p, "nr_dying_subsys_memory");
+	if (v < 0)
+		v = key_value(p, "nr_dying_descendants");
+	return v;
+}
+
+/* ---- processes */
+
+static int tool_use_clone3 = 1;
+
+/*
+ * Start fn(arg) in a child that lives in cgroup cg from its first
+ * instruction (clone3 CLONE_INTO_CGROUP; cgroup.procs where clone3 cannot).
+ * -1 with errno when it cannot be started.
+ */
+static TOOL_UNUSED pid_t spawn_in(const char *cg, int (*fn)(long), long arg)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	char p[300];
+	pid_t pid = -1;
+	int fd, e;
+
+	if (tool_use_clone3) {
+		fd = open(cg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		ca.cgroup = fd;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid == 0)
+			_exit(fn(arg));
+		e = errno;
+		close(fd);
+		if (pid > 0)
+			return pid;
+		if (e != ENOSYS && e != E2BIG) {
+			errno = e;
+			return -1;
+		}
+		printf("%s: clone3(CLONE_INTO_CGROUP) failed (%s): moving children with cgroup.procs\n",
+		       tool_name, strerror(e));
+		tool_use_clone3 = 0;
+	}
+	pid = fork();
+	if (pid == 0) {
+		snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
+		if (write_str(p, "0"))
+			_exit(125);
+		_exit(fn(arg));
+	}
+	return pid;
+}
+
+/* ---- the records port */
+
+/* Open a serial port (or file) for records, raw: lines end in "\n" alone, no echo. */
+static TOOL_UNUSED int open_raw(const char *p)
+{
+	struct termios tio;
+	int fd = open(p, O_WRONLY | O_NOCTTY | O_APPEND | O_CREAT, 0644);
+
+	if (fd >= 0 && tcgetattr(fd, &tio) == 0) {
+		cfmakeraw(&tio);
+		tcsetattr(fd, TCSANOW, &tio);
+	}
+	return fd;
+}
+
+#endif /* GUEST_TOOL_H */

@@ -1,0 +1,103 @@
+"""The bench's records (samples.log of a bench run) and bench.sh's reading
+of them.
+
+samples-patched-bench.log is a real samples.log: the patched kernel,
+`qemu-run/bench.sh sizes=1,64,256 reps=1 fast_reps=1 timeout_ms=5000`.
+The format tests hold it to qemu-run/RECORDS.md and to db/records.py's
+parser; the summary tests cut it the ways a crash or the deadline cuts it.
+"""
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+BENCH_SH = os.path.join(TOP, 'qemu-run', 'bench.sh')
+FIXTURE = os.path.join(HERE, 'fixtures', 'samples-patched-bench.log')
+sys.path.insert(0, os.path.join(TOP, 'db'))
+import records  # noqa: E402
+
+RESULT = re.compile(r'^@@ result metric=[a-z][a-z0-9_]*(\.[a-z0-9_]+)* param=\d+ rep=[1-9]\d* '
+                    r'value=(-?[0-9.]+(e[-+]\d+)?|none) unit=\S+( limit=[0-9.]+(e[-+]\d+)?)?$')
+
+
+def read_fixture():
+    with open(FIXTURE, 'rb') as f:
+        return f.read()
+
+
+def bench_sh(mode, data):
+    with tempfile.NamedTemporaryFile(suffix='.log') as f:
+        f.write(data)
+        f.flush()
+        return subprocess.run(['bash', BENCH_SH, mode, f.name], capture_output=True, text=True, timeout=60)
+
+
+def scan(data):
+    out = bench_sh('--scan', data)
+    return dict(w.split('=', 1) for w in out.stdout.split())
+
+
+class Format(unittest.TestCase):
+    def test_records(self):
+        lines = read_fixture().decode().splitlines()
+        self.assertTrue(lines[0].startswith('@@ run bench '), lines[0])
+        self.assertIn(' sizes=1,64,256 ', lines[0])
+        self.assertTrue(lines[-1].startswith('@@ end rc=0 '), lines[-1])
+        for line in lines[1:-1]:
+            if line.startswith('@@ result '):
+                self.assertRegex(line, RESULT)
+            else:
+                self.assertRegex(line, r'^@@ progress part=(offline|fast) done=\d+ of=\d+ t_ms=\d+$')
+        # value=none only with its limit.
+        for line in lines:
+            self.assertEqual(' value=none ' in line, ' limit=' in line, line)
+
+    def test_parser_agrees(self):
+        w = records.BenchResults(io.StringIO(read_fixture().decode()))
+        got = list(w)
+        self.assertEqual(w.dropped, 0, w.problems)
+        self.assertEqual(len(got), int(w.end['results']))
+        metrics = {g[0] for g in got}
+        for m in ('offline.release_us', 'offline.stall_us', 'offline.rmdir_us', 'fast.read_mibps',
+                  'fast.fault_per_s', 'fast.charge_per_s', 'fast.ctxsw_per_s'):
+            self.assertIn(m, metrics)
+        self.assertEqual({g[1] for g in got if g[0] == 'offline.release_us'}, {1024, 65536, 262144})
+        self.assertEqual(w.run['tag'].endswith('-bench'), True)
+
+
+class Summary(unittest.TestCase):
+    def test_complete(self):
+        s = scan(read_fixture())
+        self.assertEqual((s['ended'], s['rc']), ('1', '0'))
+        out = bench_sh('--summary', read_fixture())
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertRegex(out.stdout, r'^bench: done: \d+ results')
+
+    def test_cut_short(self):
+        data = read_fixture()
+        cut = data[:data.index(b'@@ result metric=fast.')]
+        s = scan(cut)
+        self.assertEqual(s['ended'], '0')
+        self.assertEqual(s['part'], 'offline')
+        out = bench_sh('--summary', cut)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn('FAILED: no "@@ end"', out.stdout)
+
+    def test_empty(self):
+        out = bench_sh('--summary', b'')
+        self.assertEqual(out.returncode, 1)
+        self.assertIn('no results at all', out.stdout)
+
+    def test_errors_fail_the_run(self):
+        out = bench_sh('--summary', read_fixture().replace(b'@@ end rc=0 ', b'@@ end rc=1 '))
+        self.assertEqual(out.returncode, 1)
+        self.assertIn('done with errors (rc=1)', out.stdout)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Put the measured soak table and plot into README.md, from the runs database.
+
+usage: reports/readme.py [--db PATH] [--runs N] [--readme FILE] [--png FILE] [--check]
+
+Takes the latest clean soak runs of `original` and `patched` that ran the
+same workload (the knobs of the latest clean patched soak; up to N of each,
+default 3), and writes:
+  - docs/soak-dying.png: dying memory cgroups vs generation, every run;
+  - the part of README.md between the markers
+    <!-- measured-soak:begin --> and <!-- measured-soak:end -->: which runs,
+    and per period the dying count of each kernel as median [min-max] over
+    its runs, and the difference in Slab + Percpu (original minus patched,
+    medians) in MiB, in the shape of the 2019 cover letter's table.
+Fails, changing nothing, when either kernel has no such run.  --check only
+says whether README.md is what this would write (exit 1 if not).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import report  # noqa: E402
+from report import Soak, Store, mb, store  # noqa: E402
+
+BEGIN = '<!-- measured-soak:begin -->'
+END = '<!-- measured-soak:end -->'
+
+
+def die(msg):
+    print(f'readme: error: {msg}', file=sys.stderr)
+    sys.exit(1)
+
+
+def pick_runs(st, n):
+    """{kernel: [Soak, ...]} of the latest clean runs with the same workload."""
+    q = ("SELECT l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, l.verdict, "
+         "l.release, l.soak_rc, l.t_ms FROM run_list l WHERE l.kind = 'soak' AND l.verdict = 'clean' "
+         "AND l.soak_rc = 0 AND l.kernel = ? {} ORDER BY l.started DESC, l.run_id DESC LIMIT ?")
+    latest = st.q(q.format(''), 'patched', 1)
+    if not latest:
+        die('no clean soak run of the patched kernel in the database: run "make run" first')
+    workload = latest[0][4]
+    runs = {}
+    for k in ('original', 'patched'):
+        rows = st.q(q.format('AND l.workload = ?'), k, workload, n)
+        if not rows:
+            die(f'no clean soak run of {k} with the workload "{workload}": run "make run" first')
+        runs[k] = [Soak(st, r) for r in reversed(rows)]
+        for s in runs[k]:
+            s.settle = [x for x in st.q('SELECT seq, gen, t_ms, note, dying FROM dying WHERE run_id = ? '
+                                        'ORDER BY seq', s.run_id) if x[3] and 'settle' in x[3]]
+            s.params = dict(st.q('SELECT key, value FROM params WHERE run_id = ?', s.run_id))
+    return workload, runs
+
+
+def spread(vals):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return 'n/a'
+    med = statistics.median(vals)
+    lo, hi = min(vals), max(vals)
+    m = report.fmt(med)
+    return m if lo == hi else f'{m} [{report.fmt(lo)}-{report.fmt(hi)}]'
+
+
+def settle_of(s):
+    """The snapshot the soak took after idling (knob settle_s), or None."""
+    return s.settle[-1] if s.settle else None
+
+
+def settle_secs(runs):
+    vals = sorted({s.params.get('settle_s', '?') for ss in runs.values() for s in ss})
+    return '/'.join(vals)
+
+
+def table(runs):
+    """Markdown table: per period, dying median [min-max] and the memory difference."""
+    last = min(s.snaps[-1][1] for ss in runs.values() for s in ss)
+    ref = runs['original'][0]
+    points = sorted({ref.at_gen(round(last * i / (report.PERIODS - 1)))[1]
+                     for i in range(report.PERIODS)})
+    cols = [str(g) for g in points]
+    rows = {}
+    mem = {}
+    for k, ss in runs.items():
+        rows[k] = [spread([s.at_gen(g)[4] if s.at_gen(g) else None for s in ss]) for g in points]
+        mem[k] = []
+        for g in points:
+            v = [s.mem_kb(report.TABLE_MEM, s.at_gen(g)[0]) for s in ss if s.at_gen(g)]
+            v = [x for x in v if x is not None]
+            mem[k].append(statistics.median(v) if v else None)
+    diff = ['n/a' if a is None or b is None else report.fmt(mb(a - b))
+            for a, b in zip(mem['original'], mem['patched'])]
+    settles = {k: [settle_of(s) for s in ss if settle_of(s)] for k, ss in runs.items()}
+    if all(len(settles[k]) == len(runs[k]) for k in runs):
+        cols.append(f'after {settle_secs(runs)} s idle')
+        for k in runs:
+            rows[k].append(spread([x[4] for x in settles[k]]))
+        a = [s.mem_kb(report.TABLE_MEM, settle_of(s)[0]) for s in runs['original']]
+        b = [s.mem_kb(report.TABLE_MEM, settle_of(s)[0]) for s in runs['patched']]
+        a, b = [x for x in a if x is not None], [x for x in b if x is not None]
+        diff.append(report.fmt(mb(statistics.median(a) - statistics.median(b))) if a and b else 'n/a')
+    drops = {k: [s.drop[-1] for s in ss if s.drop] for k, ss in runs.items()}
+    if all(len(drops[k]) == len(runs[k]) for k in runs):
+        cols.append('after drop_caches')
+        for k in runs:
+            rows[k].append(spread([d[4] for d in drops[k]]))
+        a = [s.mem_kb(report.TABLE_MEM, s.drop[-1][0]) for s in runs['original']]
+        b = [s.mem_kb(report.TABLE_MEM, s.drop[-1][0]) for s in runs['patched']]
+        a, b = [x for x in a if x is not None], [x for x in b if x is not None]
+        diff.append(report.fmt(mb(statistics.median(a) - statistics.median(b))) if a and b else 'n/a')
+    lines = ['| generation | ' + ' | '.join(cols) + ' |',
+             '| --- |' + ' ---: |' * len(cols)]
+    for k in runs:
+        lines.append(f'| dying, {k} | ' + ' | '.join(rows[k]) + ' |')
+    lines.append('| Slab + Percpu, original minus patched (MiB) | ' + ' | '.join(diff) + ' |')
+    return '\n'.join(lines)
+
+
+def plot(runs, png, datadir):
+    os.makedirs(datadir, exist_ok=True)
+    files, titles, styles, drops, dtitles, dstyles = [], [], [], [], [], []
+    for k, ss in runs.items():
+        style = report.KERNELS.index(k) + 1
+        for s in ss:
+            f = os.path.join(datadir, f'dying-{s.run_id}.tsv')
+            with open(f, 'w') as fh:
+                fh.writelines(f'{x[1]}\t{x[4]}\n' for x in s.snaps)
+            files.append(f)
+            titles.append(f'{k}, run {s.run_id}')
+            styles.append(style)
+            if s.drop:
+                d = os.path.join(datadir, f'dying-{s.run_id}-drop.tsv')
+                with open(d, 'w') as fh:
+                    fh.writelines(f'{x[1]}\t{x[4]}\n' for x in s.drop)
+                drops.append(d)
+                dtitles.append(f'{k}, run {s.run_id}, after drop_caches')
+                dstyles.append(style)
+    every = max(1, max(len(s.snaps) for ss in runs.values() for s in ss) // 40)
+    var = dict(out=png, files=files, titles=titles, styles=styles, drops=drops,
+               drop_titles=dtitles, drop_styles=dstyles, every=every)
+    args = ['gnuplot']
+    for k, v in var.items():
+        args += ['-e', f'{k}={report.gp(v)}']
+    args.append('dying.gp')
+    r = subprocess.run(args, cwd=report.PLOTS, capture_output=True, text=True)
+    if r.returncode != 0 or not os.path.exists(png):
+        die(f'gnuplot failed: {r.stderr.strip()}')
+
+
+def section(workload, runs, png_rel):
+    ids = {k: ', '.join(str(s.run_id) for s in ss) for k, ss in runs.items()}
+    rel = {k: sorted({s.release or '?' for s in ss}) for k, ss in runs.items()}
+    started = sorted(s.started for ss in runs.values() for s in ss)
+    rates = {k: spread([s.gens / (s.t_ms / 1000.0) for s in ss if s.t_ms]) for k, ss in runs.items()}
+    n = {k: len(ss) for k, ss in runs.items()}
+    out = [BEGIN,
+           '<!-- written by reports/readme.py (make readme-figures) from the runs database; do not edit -->',
+           f'Soak `{workload}`: {n["original"]} run(s) of `original` '
+           f'({", ".join(rel["original"])}; runs {ids["original"]}) and {n["patched"]} of `patched` '
+           f'({", ".join(rel["patched"])}; runs {ids["patched"]}), started between {started[0]} and '
+           f'{started[-1]}.  Dying memory cgroups (the soak parent\'s `nr_dying_subsys_memory`) at the last '
+           f'snapshot at or before each generation, median [min-max] over the runs; "idle" is after the '
+           f'soak waited that long without dropping anything, the last column after its final `sync` and '
+           f'`drop_caches`.  Churn rate: original {rates["original"]}, '
+           f'patched {rates["patched"]} generations/s (guest time).',
+           '',
+           table(runs),
+           '',
+           f'![Dying memory cgroups vs generation, original vs patched]({png_rel})',
+           END]
+    return '\n'.join(out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--db', help='the runs database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
+    ap.add_argument('--runs', type=int, default=3, help='runs of each kernel (default 3)')
+    ap.add_argument('--readme', default=os.path.join(TOP, 'README.md'))
+    ap.add_argument('--png', default=os.path.join(TOP, 'docs', 'soak-dying.png'))
+    ap.add_argument('--check', action='store_true', help='only check that README.md is up to date')
+    args = ap.parse_args(argv)
+    db_path = args.db or store.default_path()
+    if not os.path.exists(db_path):
+        die(f'no runs database at {db_path}: run "make run" first')
+    with open(args.readme) as f:
+        text = f.read()
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        die(f'{args.readme} must hold the markers {BEGIN} and {END} once each, in that order')
+    db = store.connect(db_path)
+    st = Store(db)
+    workload, runs = pick_runs(st, args.runs)
+    png_rel = os.path.relpath(args.png, os.path.dirname(os.path.abspath(args.readme)))
+    new = text[:text.index(BEGIN)] + section(workload, runs, png_rel) + text[text.index(END) + len(END):]
+    if args.check:
+        if new != text:
+            print(f'readme: {args.readme} is not what the database says: run "make readme-figures"')
+            return 1
+        print(f'readme: {args.readme} is up to date')
+        return 0
+    build = os.environ.get('BUILD') or os.path.join(TOP, 'build')
+    os.makedirs(os.path.dirname(args.png), exist_ok=True)
+    plot(runs, args.png, os.path.join(build, 'readme-data'))
+    tmp = args.readme + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(new)
+    os.replace(tmp, args.readme)
+    print(f'readme: {args.readme} and {args.png} from runs '
+          + '; '.join(f'{k} {", ".join(str(s.run_id) for s in ss)}' for k, ss in runs.items()))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
