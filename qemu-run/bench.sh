@@ -100,7 +100,7 @@ if [ -z "${DEADLINE:-}" ]; then
 	DEADLINE=300
 	case ",$parts," in *,offline,*)
 		n=$(tr ',' '\n' <<<"$sizes" | wc -l)
-		sum=$(tr ',' '+' <<<"$sizes" | bc)
+		sum=$((${sizes//,/+}))
 		DEADLINE=$((DEADLINE + reps * (n * ((timeout_ms + 2 * probe_ms) / 1000 + 5) + sum / 10)))
 	esac
 	case ",$parts," in *,fast,*) DEADLINE=$((DEADLINE + fast_reps * 40)) ;; esac
