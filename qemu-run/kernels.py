@@ -1,7 +1,10 @@
-"""The kernels the harness knows, read from lib.sh (the one list)."""
+"""The kernels and kselftests the harness knows, read from lib.sh (the one list)."""
 import os
 import re
 
 _LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib.sh')
 with open(_LIB) as _f:
-    KERNELS = re.search(r'^KERNELS="([^"]*)"', _f.read(), re.M).group(1).split()
+    _text = _f.read()
+    KERNELS = re.search(r'^KERNELS="([^"]*)"', _text, re.M).group(1).split()
+    # The kselftests a full run runs (make kselftest without TESTS).
+    KSELFTESTS = re.search(r'^KSELFTESTS="([^"]*)"', _text, re.M).group(1).split()

@@ -25,7 +25,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, 'db'))
 sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
 import store  # noqa: E402
-from kernels import KERNELS  # noqa: E402
+from kernels import KERNELS, KSELFTESTS  # noqa: E402
 
 PLOTS = os.path.join(HERE, 'plots')
 
@@ -401,8 +401,18 @@ def plot_timeseries(page, soaks, st, source, keys, names, scale, stem, unit, wha
 
 
 def section_kselftest(page, st):
-    page.add('<h2 id="kselftest">Kselftests: the latest run on each kernel</h2>')
-    runs = st.q("SELECT run_id, kernel, started, summary, verdict FROM latest_runs WHERE kind = 'kselftest'")
+    page.add('<h2 id="kselftest">Kselftests: the latest full run on each kernel</h2>')
+    # A full run: every kselftest of lib.sh, none limited to some subtests
+    # (MEMCG_REPARENT_ONLY on the command line).  A kernel without one
+    # shows its latest run, whatever it ran.
+    full = 'tests=' + ','.join(KSELFTESTS) + ' %'
+    runs = st.q("SELECT l.run_id, l.kernel, l.started, l.summary, l.verdict FROM run_list l "
+                "WHERE l.kind = 'kselftest' AND l.run_id = coalesce("
+                "(SELECT r.id FROM runs r JOIN kernels k ON k.id = r.kernel_id WHERE k.name = l.kernel "
+                "AND r.kind = 'kselftest' AND r.args LIKE ? AND coalesce(r.cmdline, '') NOT LIKE '%\\_ONLY=%' "
+                "ESCAPE '\\' ORDER BY r.started DESC, r.id DESC LIMIT 1), "
+                "(SELECT r.id FROM runs r JOIN kernels k ON k.id = r.kernel_id WHERE k.name = l.kernel "
+                "AND r.kind = 'kselftest' ORDER BY r.started DESC, r.id DESC LIMIT 1))", full)
     if not runs:
         page.notice('No kselftest run in the database yet: run <code>make kselftest KERNEL=...</code> '
                     '(and ingest it), then <code>make report</code>.')
