@@ -1,5 +1,6 @@
 import os
 import sys
+import os
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
@@ -85,6 +86,29 @@ class Summarize(unittest.TestCase):
         self.assertEqual((c['pass'], c['fail'], c['skip']), (1, 0, 2))
         self.assertEqual(s, [])
         self.assertTrue(any('needs more RAM' in line for line in lines))
+
+    def test_known_issue_of_one_kernel(self):
+        # A subtest of the matrix, known to fail sometimes on patched only.
+        expect = {'test_kmem:test_kmem_memcg_deletion': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
+        known = tap.read_known(self.write_known('test_kmem:test_kmem_memcg_deletion@patched  a known bug\n'))
+        lines, c, s = tap.summarize(self.results(), 'patched', known, expect)
+        self.assertEqual(s, [])
+        self.assertEqual((c['pass'], c['fail'], c['skip']), (1, 0, 2))
+        self.assertTrue(any('known issue on patched: a known bug' in line for line in lines))
+        # Not on original, where the failure is the expected outcome ...
+        _, c, s = tap.summarize(self.results(), 'original', known, expect)
+        self.assertEqual((s, c['fail']), ([], 1))
+        # ... nor on debug, where it is a surprise.
+        _, _, s = tap.summarize(self.results(), 'debug', known, expect)
+        self.assertEqual(s, [('test_kmem:test_kmem_memcg_deletion', 'pass', 'fail')])
+
+    def write_known(self, text):
+        import tempfile
+        f = tempfile.NamedTemporaryFile('w', suffix='.known', delete=False)
+        f.write(text)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
 
     def test_expected_failure_is_not_a_surprise(self):
         expect = {'test_kmem:test_kmem_memcg_deletion': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
