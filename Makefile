@@ -15,7 +15,7 @@ run: deps ## the main job: both kernels, the same soak on each, the dashboard
 nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
 	@NIGHTLY=1 $(RUN)/main.sh
 
-.PHONY: run nightly help deps stress bench readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: run nightly help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -38,6 +38,9 @@ guest: deps ## build the guest initramfs and the static cgroup kselftests
 
 kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the matrix
 	@$(RUN)/kselftest.sh $(KERNEL) "$(TESTS)"
+
+repeat: deps ## run TESTS (default test_memcg_reparent) REPEAT=10 times in one boot of KERNEL, count outcomes
+	@REPEAT=$(or $(REPEAT),10) $(RUN)/kselftest.sh $(KERNEL) "$(or $(TESTS),test_memcg_reparent)"
 
 soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
 	@$(RUN)/soak.sh $(KERNEL)

@@ -60,6 +60,10 @@ if [ "$kernel" = debug ]; then
 	cmdline+=" panic_on_warn=1 kasan.fault=panic"
 fi
 cmdline+=" ${APPEND:-}"
+# x86's COMMAND_LINE_SIZE: the kernel would cut a longer line silently,
+# and the guest would run fewer tests than were asked for.
+[ "${#cmdline}" -lt 2048 ] ||
+	die "the kernel command line has ${#cmdline} bytes, more than x86's 2047 (fewer tests, a smaller REPEAT or a shorter APPEND)"
 
 cat >"$RUN_DIR/meta" <<META
 kernel=$kernel

@@ -8,6 +8,8 @@
 # when the guest run was not clean or an outcome surprised the matrix.
 # NOBUILD=1 boots the kernel image that is there, without building it (the
 # guest, with the kselftests of the patched tree, is always rebuilt).
+# REPEAT=N runs the tests N times over in the same boot and adds a table of
+# how often each subtest gave the outcome the matrix wants (make repeat).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,6 +19,13 @@ check_kernel_name "$kernel"
 tests=${2:-${TESTS:-$KSELFTESTS}}
 tests=$(echo "$tests" | tr ' ' ',' | sed 's/^,*//; s/,*$//')
 [ -n "$tests" ] || die "no tests to run"
+repeat=${REPEAT:-1}
+case "$repeat" in ''|*[!0-9]*|0) die "REPEAT must be a positive number, got '$repeat'" ;; esac
+if [ "$repeat" -gt 1 ]; then
+	one=$tests
+	for _ in $(seq 2 "$repeat"); do tests="$tests,$one"; done
+	export DEADLINE=${DEADLINE:-$((1800 * repeat))}
+fi
 
 if [ "${NOBUILD:-0}" != 1 ]; then
 	"$TOP/qemu-run/kernel.sh" "$kernel"

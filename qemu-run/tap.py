@@ -204,6 +204,28 @@ def summarize(results, kernel, known, expect, tests=None):
     return lines, counts, surprises
 
 
+def repeat_counts(results, kernel, expect):
+    """Lines of a table of outcome counts per subtest, when a test ran more
+    than once in the boot (kselftest.sh REPEAT=N): how often each subtest
+    gave the outcome the matrix wants. Empty when every subtest ran once."""
+    order, outcomes = [], {}
+    for r in results:
+        if r.key not in outcomes:
+            order.append(r.key)
+            outcomes[r.key] = []
+        outcomes[r.key].append(r.outcome)
+    if not outcomes or max(len(o) for o in outcomes.values()) < 2:
+        return []
+    lines = [f'\nrepeated runs, kernel {kernel}: outcome counts per subtest',
+             f'    {"test:subtest":56} {"expected":9} {"as expected":>12}  outcomes']
+    for key in order:
+        want = expect.get(key, {}).get(kernel, 'pass')
+        got = outcomes[key]
+        seen = ', '.join(f'{o} {got.count(o)}' for o in ('pass', 'fail', 'skip') if o in got)
+        lines.append(f'    {key:56} {want:9} {f"{got.count(want)} of {len(got)}":>12}  {seen}')
+    return lines
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--kernel', required=True, choices=KERNELS)
@@ -227,10 +249,17 @@ def main(argv):
         print(f'    {"test:subtest":56} {"expected":9} outcome')
         for key, want, got in surprises:
             print(f'    {key:56} {want:9} {got}')
+    for line in repeat_counts(results, args.kernel, read_expect(args.expect)):
+        print(line)
     if not done:
         print('warning: the results channel has no "@@ done" record')
+    # The last line is what make test's summary (and a truncated CI log)
+    # shows: it names the surprises, not just their number.
+    named = ''
+    if surprises:
+        named = ': ' + ', '.join(f'{key} {got} (want {want})' for key, want, got in surprises)
     print(f'{args.kernel}: {c["pass"]} passed, {c["fail"]} failed, {c["skip"]} skipped; '
-          f'{c["expected"]} as expected, {len(surprises)} surprises')
+          f'{c["expected"]} as expected, {len(surprises)} surprises{named}')
     return 1 if surprises or not done else 0
 
 

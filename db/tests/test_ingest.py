@@ -4,6 +4,7 @@ the middle of the transaction, schema versions."""
 import contextlib
 import io
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -225,7 +226,7 @@ class Kselftest(Base):
         want = f'original: {got.get("pass", 0)} passed, {got.get("fail", 0)} failed, {got.get("skip", 0)} skipped;'
         self.assertIn(want, out.splitlines()[-1])
         self.assertEqual(self.one('SELECT count(*) FROM kselftest WHERE surprise = 1'),
-                         int(out.splitlines()[-1].split()[-2]))
+                         int(re.search(r'(\d+) surprises', out.splitlines()[-1]).group(1)))
 
     def test_missing_from_matrix(self):
         d = os.path.join(self.tmp, 'o')

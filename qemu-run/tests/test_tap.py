@@ -1,6 +1,8 @@
+import contextlib
+import io
 import os
 import sys
-import os
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
@@ -144,6 +146,36 @@ class Summarize(unittest.TestCase):
         top = os.path.join(os.path.dirname(__file__), '..')
         tap.read_expect(os.path.join(top, 'expectations'))
         tap.read_known(os.path.join(top, 'known-issues'))
+
+
+class SummaryLine(unittest.TestCase):
+    """The last line, all that a truncated CI log may keep, names the surprises."""
+
+    def test_last_line_names_surprises(self):
+        with tempfile.TemporaryDirectory() as d:
+            res = os.path.join(d, 'results.log')
+            with open(res, 'w') as f:
+                f.write(RESULTS)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = tap.main(['--kernel', 'original', '--tests', 'test_kmem', res])
+        last = out.getvalue().splitlines()[-1]
+        self.assertEqual(rc, 1)
+        self.assertIn('1 surprises: test_kmem:test_kmem_memcg_deletion fail (want pass)', last)
+
+
+class RepeatCounts(unittest.TestCase):
+    def test_counts_per_subtest(self):
+        res = [tap.Result('t', 'a', 'pass', ''), tap.Result('t', 'b', 'fail', ''),
+               tap.Result('t', 'a', 'pass', ''), tap.Result('t', 'b', 'pass', '')]
+        lines = tap.repeat_counts(res, 'original', {'t:b': {'original': 'fail'}})
+        self.assertIn('2 of 2', [ln for ln in lines if 't:a' in ln][0])
+        row = [ln for ln in lines if 't:b' in ln][0]
+        self.assertIn('1 of 2', row)
+        self.assertIn('pass 1, fail 1', row)
+
+    def test_no_table_for_a_single_run(self):
+        self.assertEqual(tap.repeat_counts([tap.Result('t', 'a', 'pass', '')], 'original', {}), [])
 
 
 class RealRun(unittest.TestCase):
