@@ -61,7 +61,6 @@
 #include <linux/limits.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -190,7 +189,6 @@ struct reparent_test {
 	bool failed;
 	long min_charge;	/* C must have this much before rmdir */
 	double removed_at;	/* now() when C was removed */
-	ino_t child_ino;	/* C's cgroup directory, as /proc/kpagecgroup names it */
 	double released_at;	/* now() when check 1 passed, or 0 */
 	void *priv;		/* the state of the kind of memory */
 };
@@ -501,7 +499,6 @@ static int rt_setup(struct reparent_test *t, const char *root,
 static int rt_remove_child(struct reparent_test *t, int wait_key)
 {
 	double start = now();
-	struct stat st;
 
 	if (snap_memcg(t->parent, &t->parent_last)) {
 		report(t, 0, "cannot read %s before rmdir\n", t->parent);
@@ -523,11 +520,6 @@ static int rt_remove_child(struct reparent_test *t, int wait_key)
 		sleep_ms(1);
 	}
 
-	if (stat(t->child, &st)) {
-		report(t, 0, "stat %s: %s\n", t->child, strerror(errno));
-		return -1;
-	}
-	t->child_ino = st.st_ino;
 	if (rmdir(t->child)) {
 		report(t, 0, "rmdir %s: %s\n", t->child, strerror(errno));
 		return -1;
@@ -954,60 +946,6 @@ static long resident_pages(void *addr, size_t size)
 	free(vec);
 
 	return nr;
-}
-
-/*
- * Of the resident pages of a file, how many are charged to the memcg of
- * the cgroup directory @ino and how many elsewhere (/proc/kpagecgroup).
- * Only resident pages are touched (a minor fault maps them, nothing is
- * read in or charged); the mapping is gone on return. -1 when pagemap or
- * kpagecgroup cannot be read (needs root and CONFIG_PROC_PAGE_MONITOR).
- */
-static int file_pages_by_memcg(int fd, size_t size, ino_t ino, long *in_ino,
-			       long *elsewhere)
-{
-	size_t pages = size / page_size, i;
-	int pagemap = -1, kpagecg = -1, ret = -1;
-	unsigned char *vec = NULL;
-	char *p;
-
-	*in_ino = *elsewhere = 0;
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	vec = malloc(pages);
-	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	kpagecg = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
-	if (!vec || pagemap < 0 || kpagecg < 0 || mincore(p, size, vec))
-		goto out;
-	for (i = 0; i < pages; i++) {
-		uint64_t ent, cg;
-
-		if (!(vec[i] & 1))
-			continue;
-		(void)*(volatile char *)(p + i * page_size);
-		if (pread(pagemap, &ent, sizeof(ent),
-			  ((uintptr_t)p / page_size + i) * sizeof(ent)) != sizeof(ent))
-			goto out;
-		if (!(ent >> 63))
-			continue;
-		ent &= (1ULL << 55) - 1;	/* the PFN */
-		if (pread(kpagecg, &cg, sizeof(cg), ent * sizeof(cg)) != sizeof(cg))
-			goto out;
-		if (cg == ino)
-			(*in_ino)++;
-		else
-			(*elsewhere)++;
-	}
-	ret = 0;
-out:
-	if (kpagecg >= 0)
-		close(kpagecg);
-	if (pagemap >= 0)
-		close(pagemap);
-	free(vec);
-	munmap(p, size);
-	return ret;
 }
 
 /* Resident pages of a file, seen through a mapping that touches nothing. */
@@ -1832,23 +1770,26 @@ static int file_setup(struct reparent_test *t)
 }
 
 /*
- * Check 1 failed: are the file's pages what holds C? Pages still charged
- * to C mean the offline missed them; none mean something else holds C's
- * css (a writeback structure the inode is attached to, for one).
+ * Check 1 failed: are the file's pages what holds C? Write the file back
+ * and drop its page cache, keeping the inode: if C goes then, some of
+ * the pages were still charged to it; if it stays, something of the
+ * inode holds C (the writeback structure it is attached to, for one).
+ * /proc/kpagecgroup cannot tell: it names the nearest online ancestor.
  */
 static void file_pinned_info(struct reparent_test *t)
 {
 	struct file_state *s = t->priv;
-	long in_child, elsewhere;
+	double elapsed;
+	long dying;
 
-	if (file_pages_by_memcg(s->fd, s->size, t->child_ino, &in_child,
-				&elsewhere)) {
-		ksft_print_msg("%s: cannot read the file's pages' memcgs (/proc/self/pagemap, /proc/kpagecgroup)\n",
-			       t->name);
+	if (fsync(s->fd) || posix_fadvise(s->fd, 0, 0, POSIX_FADV_DONTNEED)) {
+		ksft_print_msg("%s: cannot drop the file's page cache: %s\n",
+			       t->name, strerror(errno));
 		return;
 	}
-	ksft_print_msg("%s: of the file's resident pages %ld are still charged to C, %ld elsewhere (/proc/kpagecgroup)\n",
-		       t->name, in_child, elsewhere);
+	dying = wait_dying(t->parent, t->dying_base, INFO_TIMEOUT, &elapsed);
+	ksft_print_msg("%s: after dropping the file's page cache (%ld pages left), the inode kept, nr_dying_subsys_memory is %ld (%.1f s)\n",
+		       t->name, file_resident_pages(s->fd, s->size), dying, elapsed);
 }
 
 static long file_resident(struct reparent_test *t)

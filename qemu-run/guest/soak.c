@@ -62,17 +62,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool.h"
+
 /* ---- knobs: the one table; "soak help" prints it */
-
-enum { K_NUM, K_STR };
-
-struct knob {
-	const char *name;
-	int type;
-	long num;
-	const char *str;
-	const char *help;
-};
 
 static struct knob knobs[] = {
 	{ "seed", K_NUM, 1, NULL, "seed of the per-generation random choices" },
@@ -101,76 +93,15 @@ static struct knob knobs[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
-static struct knob *knob(const char *name)
-{
-	struct knob *k;
-
-	for (k = knobs; k->name; k++)
-		if (!strcmp(k->name, name))
-			return k;
-	fprintf(stderr, "soak: internal error: no knob %s\n", name);
-	exit(2);
-}
-
-#define NUM(name) (knob(name)->num)
-#define STR(name) (knob(name)->str)
-
-static void usage(FILE *f)
-{
-	struct knob *k;
-
-	fprintf(f, "usage: soak [key=value ...]\n");
-	for (k = knobs; k->name; k++) {
-		if (k->type == K_NUM)
-			fprintf(f, "  %-13s %-8ld %s\n", k->name, k->num, k->help);
-		else
-			fprintf(f, "  %-13s %s\n  %-13s %-8s %s\n", k->name, k->str, "", "", k->help);
-	}
-}
-
 static void parse_args(int argc, char **argv)
 {
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		char *eq = strchr(argv[i], '='), *end;
-		struct knob *k;
-
-		if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!eq)
-			goto bad;
-		*eq = 0;
-		for (k = knobs; k->name; k++)
-			if (!strcmp(k->name, argv[i]))
-				break;
-		if (!k->name) {
-			fprintf(stderr, "soak: unknown knob '%s'\n", argv[i]);
-			goto bad;
-		}
-		if (k->type == K_STR) {
-			k->str = eq + 1;
-			continue;
-		}
-		errno = 0;
-		k->num = strtol(eq + 1, &end, 10);
-		if (errno || end == eq + 1 || *end || k->num < 0) {
-			fprintf(stderr, "soak: %s wants a number >= 0, not '%s'\n", k->name, eq + 1);
-			goto bad;
-		}
-	}
+	knob_parse("soak", knobs, argc, argv);
 	if (NUM("gens") < 0)
 		knob("gens")->num = NUM("secs") ? 0 : 2000;
 	if (NUM("jobs") < 1)
 		knob("jobs")->num = 1;
 	if (NUM("progress_ms") < 100)
 		knob("progress_ms")->num = 100;
-	return;
-bad:
-	usage(stderr);
-	exit(2);
 }
 
 /* ---- the job bodies */
@@ -491,93 +422,9 @@ static int run_job(long gen)
 
 /* ---- cgroups and processes */
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static int write_str(const char *p, const char *s)
-{
-	int fd = open(p, O_WRONLY), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-static int use_clone3 = 1;
-
-/* Start fn(arg) in a child that lives in cgroup cg from its first instruction. */
-static pid_t spawn_in(const char *cg, int (*fn)(long), long arg)
-{
-	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
-	char p[300];
-	pid_t pid = -1;
-	int fd;
-
-	if (use_clone3) {
-		fd = open(cg, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		ca.cgroup = fd;
-		pid = syscall(SYS_clone3, &ca, sizeof(ca));
-		if (pid == 0)
-			_exit(fn(arg));
-		close(fd);
-		if (pid > 0)
-			return pid;
-		if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
-			return -1;
-		printf("soak: clone3(CLONE_INTO_CGROUP) failed (%s): moving jobs with cgroup.procs\n",
-		       strerror(errno));
-		use_clone3 = 0;
-	}
-	pid = fork();
-	if (pid == 0) {
-		snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
-		if (write_str(p, "0"))
-			_exit(125);
-		_exit(fn(arg));
-	}
-	return pid;
-}
-
 static long dying(void)
 {
-	char p[300], buf[1024], *s;
-	long v = -1, d = -1;
-	ssize_t n;
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/cgroup.stat", STR("parent"));
-	fd = open(p, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	s = strstr(buf, "nr_dying_subsys_memory ");
-	if (s)
-		v = atol(s + strlen("nr_dying_subsys_memory "));
-	s = strstr(buf, "nr_dying_descendants ");
-	if (s)
-		d = atol(s + strlen("nr_dying_descendants "));
-	return v >= 0 ? v : d;
+	return dying_below(STR("parent"));
 }
 
 static volatile sig_atomic_t hog_stop;
@@ -800,20 +647,14 @@ static pid_t writer_pid;
 static void open_out(void)
 {
 	static char wbuf[64 << 10];
-	struct termios tio;
 	long bytes = 0, busy = 0, t;
 	int fd, p[2];
 	ssize_t n;
 
-	fd = open(STR("out"), O_WRONLY | O_NOCTTY | O_APPEND | O_CREAT, 0644);
+	fd = open_raw(STR("out"));
 	if (fd < 0) {
 		fprintf(stderr, "soak: cannot open %s: %s\n", STR("out"), strerror(errno));
 		exit(2);
-	}
-	/* A serial port: raw, so lines end in "\n" alone and nothing is echoed. */
-	if (tcgetattr(fd, &tio) == 0) {
-		cfmakeraw(&tio);
-		tcsetattr(fd, TCSANOW, &tio);
 	}
 	if (pipe(p)) {
 		perror("soak: pipe");

@@ -2,9 +2,9 @@
 /*
  * What the guest tools share: key=value knobs with a help table, time,
  * cgroup files, starting a child inside a cgroup, the raw records port.
- * Header only, because guest.sh builds every guest tool (a .c file) on its own; define
- * _GNU_SOURCE before including it.  stress.c uses it; soak.c still carries
- * its own copies of the same helpers.
+ * Header only, because guest.sh builds every guest tool (a .c file) on its
+ * own; define _GNU_SOURCE before including it.  soak.c, stress.c and bench.c
+ * use it.
  */
 #ifndef GUEST_TOOL_H
 #define GUEST_TOOL_H
