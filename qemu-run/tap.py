@@ -54,8 +54,13 @@ def parse_tap_line(line):
         # kselftest prints "ok N # SKIP name"; others "ok N name # SKIP why".
         before = rest[:skip.start()].strip()
         after = skip.group(1).strip()
-        name = before or after or f'#{num}'
-        return ('skip', name, after if before else '')
+        if before:
+            return ('skip', before, after)
+        # "ok N # SKIP name (why)": the reason is not part of the name.
+        m = re.match(r'^(\S+)\s+\((.*)\)$', after)
+        if m:
+            return ('skip', m.group(1), m.group(2))
+        return ('skip', after or f'#{num}', '')
     rest = re.sub(r'\s*#.*$', '', rest) or f'#{num}'
     return ('fail' if failed else 'pass', rest, '')
 

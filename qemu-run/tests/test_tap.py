@@ -30,6 +30,8 @@ class ParseTap(unittest.TestCase):
         self.assertEqual(tap.parse_tap_line('not ok 2 test_b'), ('fail', 'test_b', ''))
         self.assertEqual(tap.parse_tap_line('ok 3 # SKIP test_c'), ('skip', 'test_c', ''))
         self.assertEqual(tap.parse_tap_line('ok 4 test_d # SKIP no swap'), ('skip', 'test_d', 'no swap'))
+        self.assertEqual(tap.parse_tap_line('ok 5 # SKIP test_e (not in MEMCG_REPARENT_ONLY)'),
+                         ('skip', 'test_e', 'not in MEMCG_REPARENT_ONLY'))
         self.assertEqual(tap.parse_tap_line('ok 5 - test_e'), ('pass', 'test_e', ''))
         self.assertIsNone(tap.parse_tap_line('# ok 1 nested'))
         self.assertIsNone(tap.parse_tap_line('okay'))
