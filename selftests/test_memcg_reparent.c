@@ -512,7 +512,8 @@ static int rt_remove_child(struct reparent_test *t, int wait_key)
 		if (wait_key < 0 || t->child_last.v[wait_key] > stat_tol())
 			break;
 		if (now() - start >= SETTLE_TIMEOUT) {
-			report(t, 0, "%s of the child: expected > %ld KiB before rmdir, saw %ld KiB for %.1f s\n",
+			report(t, 0,
+			       "%s of the child: expected > %ld KiB before rmdir, saw %ld KiB for %.1f s\n",
 			       key_names[wait_key], kib(stat_tol()),
 			       kib(t->child_last.v[wait_key]), now() - start);
 			return -1;
@@ -1406,7 +1407,8 @@ static int possible_cpus(void)
 	if (read_text("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
 		return -1;
 	while (*p >= '0' && *p <= '9') {
-		first = last = strtol(p, &end, 10);
+		first = strtol(p, &end, 10);
+		last = first;
 		if (*end == '-')
 			last = strtol(end + 1, &end, 10);
 		nr += last - first + 1;
@@ -1519,7 +1521,8 @@ static int percpu_charge(struct reparent_test *t)
 		f.map = -1;
 	s->map = f.map;
 	if (err || f.map < 0 || f.inserted < s->entries) {
-		report(t, 0, "map %d: inserted %d of %d elements in the child (%d ENOMEM retries)\n",
+		report(t, 0,
+		       "map %d: inserted %d of %d elements in the child (%d ENOMEM retries)\n",
 		       f.map, f.inserted, s->entries, f.retries);
 		return KSFT_FAIL;
 	}
@@ -1780,16 +1783,17 @@ static void file_pinned_info(struct reparent_test *t)
 {
 	struct file_state *s = t->priv;
 	double elapsed;
-	long dying;
+	long left, dying;
 
-	if (fsync(s->fd) || posix_fadvise(s->fd, 0, 0, POSIX_FADV_DONTNEED)) {
-		ksft_print_msg("%s: cannot drop the file's page cache: %s\n",
-			       t->name, strerror(errno));
+	if (fsync(s->fd)) {
+		ksft_print_msg("%s: fsync: %s\n", t->name, strerror(errno));
 		return;
 	}
+	left = drop_file_cache(s->path, s->fd, s->size);
 	dying = wait_dying(t->parent, t->dying_base, INFO_TIMEOUT, &elapsed);
-	ksft_print_msg("%s: after dropping the file's page cache (%ld pages left), the inode kept, nr_dying_subsys_memory is %ld (%.1f s)\n",
-		       t->name, file_resident_pages(s->fd, s->size), dying, elapsed);
+	ksft_print_msg("%s: page cache dropped, inode kept (%ld pages left): ",
+		       t->name, left);
+	printf("nr_dying_subsys_memory is %ld (%.1f s)\n", dying, elapsed);
 }
 
 static long file_resident(struct reparent_test *t)
@@ -2241,9 +2245,10 @@ static void writeback_free(struct reparent_test *t)
 		if (t->released_at)
 			snprintf(released, sizeof(released), "released %+.2f s",
 				 t->released_at - t->removed_at);
-		ksft_print_msg("%s: %ld KiB of C under writeback at its last read before rmdir; submission ended %+.2f s from rmdir, C %s\n",
-			       t->name, kib(t->child_last.v[K_FILE_WRITEBACK]),
-			       end - t->removed_at, released);
+		ksft_print_msg("%s: %ld KiB of C under writeback at its last read before rmdir; ",
+			       t->name, kib(t->child_last.v[K_FILE_WRITEBACK]));
+		printf("submission ended %+.2f s from rmdir, C %s\n",
+		       end - t->removed_at, released);
 	}
 	sync_and_check_clean(t);
 	file_free(t);
