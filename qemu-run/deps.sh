@@ -9,12 +9,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# package:command-or-file that proves it is there (rsync: the kselftests' install)
+# package:command-or-file that proves it is there (rsync: the kselftests'
+# install; python3-ply and python3-git: checkpatch's SPDX check in series-check.sh)
 BUILD_PKGS="linux-source-6.12:$LINUX_TARBALL gcc:gcc make:make flex:flex bison:bison
 bc:bc libelf-dev:/usr/include/gelf.h libssl-dev:/usr/include/openssl/ssl.h
 cpio:cpio e2fsprogs:mke2fs busybox-static:/bin/busybox qemu-system-x86:qemu-system-x86_64
 python3:python3 git:git file:file xz-utils:xz shellcheck:shellcheck
-rsync:rsync"
+rsync:rsync python3-ply:/usr/lib/python3/dist-packages/ply
+python3-git:/usr/lib/python3/dist-packages/git"
 REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot"
 
 want=$BUILD_PKGS

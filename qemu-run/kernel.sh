@@ -40,7 +40,10 @@ if [ -f "$image" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi
 
-if [ "$name" != original ] && [ "$key" = "$(kernel_key original)" ]; then
+# Only for the default folders: a caller that names its own tree or build
+# folder (series-check.sh) wants that folder built.
+if [ -z "${KERNEL_OUT:-}${KERNEL_TREE:-}" ] && [ "$name" != original ] &&
+	[ "$key" = "$(kernel_key original)" ]; then
 	say "kernel $name has the same sources and config as original: reusing its image"
 	"$0" original
 	mkdir -p "$out/arch/x86/boot"

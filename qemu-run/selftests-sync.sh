@@ -17,13 +17,15 @@ mode=${1:-}
 case "$mode" in patch|check) ;; *) die "usage: selftests-sync.sh patch|check" ;; esac
 [ -f "$SELF/COMMIT_MSG" ] || die "selftests/COMMIT_MSG is missing (the selftests patch's message)"
 
-# The pristine cgroup selftest folder, extracted once from the tarball.
+# The pristine cgroup selftest folder and MAINTAINERS, extracted once from
+# the tarball.
 base="$BUILD/selftests-base"
-if [ ! -d "$base/.git" ]; then
+if [ ! -d "$base/.git" ] || [ ! -f "$base/MAINTAINERS" ]; then
 	[ -f "$LINUX_TARBALL" ] || die "$LINUX_TARBALL is missing: install Debian's linux-source-6.12 (make deps)"
 	rm -rf "$base.tmp"
 	mkdir -p "$base.tmp"
-	tar -xJf "$LINUX_TARBALL" -C "$base.tmp" --strip-components=1 "linux-source-6.12/$CG"
+	tar -xJf "$LINUX_TARBALL" -C "$base.tmp" --strip-components=1 \
+		"linux-source-6.12/$CG" linux-source-6.12/MAINTAINERS
 	git -C "$base.tmp" init -q
 	git -C "$base.tmp" add -f -A .
 	# A fixed identity and date: the base, and so the patch, are the same
@@ -35,6 +37,22 @@ if [ ! -d "$base/.git" ]; then
 	mv "$base.tmp" "$base"
 fi
 
+# A new test file gets an F: line in the memcg section of MAINTAINERS,
+# among the section's other cgroup selftest lines, in order.
+MEMCG_SECTION='CONTROL GROUP - MEMORY RESOURCE CONTROLLER (MEMCG)'
+add_maintainers() {
+	local f=$1 m="$2/MAINTAINERS"
+	awk -v sec="$MEMCG_SECTION" -v add="F:\t$f" '
+	$0 == sec { in_sec = 1 }
+	in_sec && /^$/ { if (!done) print add; done = 1; in_sec = 0 }
+	in_sec && !done && index($0, "F:\ttools/testing/selftests/cgroup/") == 1 && $0 > add {
+		print add; done = 1
+	}
+	{ print }
+	END { if (!done) exit 1 }' "$m" >"$m.new" || die "no '$MEMCG_SECTION' section in MAINTAINERS"
+	mv "$m.new" "$m"
+}
+
 existing=$(ls "$TOP"/patches/*-selftests-cgroup-*.patch 2>/dev/null | head -1 || true)
 
 # Build the patch into $1 from selftests/ on top of the pristine folder.
@@ -42,8 +60,10 @@ make_patch() {
 	local work="$BUILD/selftests-work" date author num
 	rm -rf "$work"
 	git clone -q "$base" "$work"
-	(cd "$SELF" && find . -type f ! -name COMMIT_MSG) | while read -r f; do
+	(cd "$SELF" && find . -type f ! -name COMMIT_MSG | sort) | while read -r f; do
+		f=${f#./}
 		mkdir -p "$work/$CG/$(dirname "$f")"
+		case "$f" in *.c) [ -e "$work/$CG/$f" ] || add_maintainers "$CG/$f" "$work" ;; esac
 		cp "$SELF/$f" "$work/$CG/$f"
 	done
 	git -C "$work" add -f -A .
