@@ -32,30 +32,6 @@ if [ ! -d "$tree" ]; then
 	git -C "$BASE_TREE" worktree add -q -f -B prefix "$tree" base || die "cannot make the worktree $tree"
 fi
 
-# checkpatch's output on stdin, in blank-line separated reports: print the
-# reports not accepted for patch $1 (mode "accepted"), or count the accepted
-# ones (mode "count").
-accept_reports() {
-	awk -v patch="$1" -v mode="$2" -v list="$TOP/qemu-run/checkpatch-accepted" '
-	function glob2re(g) { gsub(/[.+^$(){}|]/, "\\\\&", g); gsub(/\*/, ".*", g); gsub(/\?/, ".", g); return "^" g "$" }
-	BEGIN {
-		FS = "\t"
-		while ((getline l < list) > 0) {
-			if (l ~ /^#/ || l == "") continue
-			split(l, f, "\t")
-			if (patch ~ glob2re(f[1])) re[++n] = f[2]
-		}
-		RS = ""; FS = "\n"
-	}
-	{
-		ok = 0
-		for (i = 1; i <= n; i++) if ($1 ~ re[i]) ok = 1
-		if (ok) count++
-		else if (mode == "accepted") { print; print "" }
-	}
-	END { if (mode == "count") print count + 0 }'
-}
-
 t0=$(date +%s)
 status=0
 results=()
@@ -72,13 +48,15 @@ for ((k = 1; k <= ${#patches[@]}; k++)); do
 	git -C "$tree" checkout -q -f -B prefix "$head" || die "cannot check out prefix $k in $tree"
 	line+=" applies"
 	# /usr/bin first: checkpatch runs scripts/spdxcheck.py with the python3
-	# of the PATH, and Debian's has python3-ply (make deps).
+	# of the PATH, and Debian's has python3-ply and python3-git (make deps).
 	cp_out=$(cd "$tree" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary "$p" 2>&1)
 	cp_rc=$?
 	# Split the reports into the accepted ones (qemu-run/checkpatch-accepted)
 	# and the rest; any other output (a checkpatch that failed) is kept.
-	cp_left=$(printf '%s\n' "$cp_out" | accept_reports "$name" accepted)
-	n_acc=$(printf '%s\n' "$cp_out" | accept_reports "$name" count)
+	cp_split=$(printf '%s\n' "$cp_out" | awk -v patch="$name" -v list="$TOP/qemu-run/checkpatch-accepted" \
+		-f "$TOP/qemu-run/checkpatch-accept.awk") || die "cannot read qemu-run/checkpatch-accepted"
+	n_acc=${cp_split##*@@ accepted }
+	cp_left=$(printf '%s\n' "$cp_split" | sed '$d')
 	acc=""; [ "$n_acc" -gt 0 ] && acc=" ($n_acc accepted, see qemu-run/checkpatch-accepted)"
 	if [ -z "$cp_left" ] && { [ $cp_rc = 0 ] || [ "$n_acc" -gt 0 ]; }; then
 		line+=", checkpatch clean$acc"

@@ -1,0 +1,50 @@
+# Split checkpatch's output (stdin, blank-line separated reports) by
+# qemu-run/checkpatch-accepted: print every report not accepted for the
+# patch, then one last line "@@ accepted N" with the number of accepted ones.
+# Any output that is not a report (a checkpatch that failed) is kept.
+#
+#   awk -v patch=0001-foo.patch -v list=qemu-run/checkpatch-accepted \
+#       -f qemu-run/checkpatch-accept.awk
+# Tests: qemu-run/tests/test_checkpatch_accept.py
+function glob2re(g) {
+	gsub(/[.+^$(){}|\\]/, "\\\\&", g)
+	gsub(/\*/, ".*", g)
+	gsub(/\?/, ".", g)
+	return "^" g "$"
+}
+BEGIN {
+	if (patch == "" || list == "") {
+		print "checkpatch-accept.awk: set -v patch=NAME -v list=FILE" > "/dev/stderr"
+		exit 2
+	}
+	while ((r = (getline l < list)) > 0) {
+		if (l ~ /^#/ || l == "")
+			continue
+		split(l, f, "\t")
+		if (f[2] == "") {
+			print "checkpatch-accept.awk: " list ": no tab-separated regex in: " l > "/dev/stderr"
+			exit 2
+		}
+		if (patch ~ glob2re(f[1]))
+			re[++n] = f[2]
+	}
+	if (r < 0) {
+		print "checkpatch-accept.awk: cannot read " list > "/dev/stderr"
+		exit 2
+	}
+	RS = ""
+	FS = "\n"
+}
+{
+	ok = 0
+	for (i = 1; i <= n; i++)
+		if ($1 ~ re[i])
+			ok = 1
+	if (ok)
+		count++
+	else {
+		print
+		print ""
+	}
+}
+END { print "@@ accepted " count + 0 }
