@@ -114,20 +114,7 @@ static int mix[NBODIES * 4], nmix;
 
 static void parse_mix(void)
 {
-	char *s = strdup(STR("mix")), *tok, *save = NULL;
-	int i;
-
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < NBODIES; i++)
-			if (!strcmp(tok, body_names[i]))
-				break;
-		if (i == NBODIES || nmix == (int)(sizeof(mix) / sizeof(mix[0]))) {
-			fprintf(stderr, "soak: mix: unknown or too many bodies at '%s' (bodies: log,read,files,neg,anon,tmpfs,fork,sock)\n", tok);
-			exit(2);
-		}
-		mix[nmix++] = i;
-	}
-	free(s);
+	nmix = knob_names("mix", body_names, NBODIES, mix, sizeof(mix) / sizeof(mix[0]));
 }
 
 /* xorshift64*: the per-generation stream is a function of seed and gen only. */

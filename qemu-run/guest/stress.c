@@ -194,20 +194,7 @@ static int mix[NBODIES * 4], nmix;
 
 static void parse_mix(void)
 {
-	char *s = strdup(STR("mix")), *tok, *save = NULL;
-	int i;
-
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < NBODIES; i++)
-			if (!strcmp(tok, body_names[i]))
-				break;
-		if (i == NBODIES || nmix == (int)(sizeof(mix) / sizeof(mix[0]))) {
-			fprintf(stderr, "stress: mix: unknown or too many bodies at '%s' (bodies: write,read,mmap,anon,shmem,thp,migrate,mlock)\n", tok);
-			exit(2);
-		}
-		mix[nmix++] = i;
-	}
-	free(s);
+	nmix = knob_names("mix", body_names, NBODIES, mix, sizeof(mix) / sizeof(mix[0]));
 	if (!nmix) {
 		fprintf(stderr, "stress: mix is empty\n");
 		exit(2);

@@ -122,6 +122,34 @@ static TOOL_UNUSED int knob_words(char *buf, size_t len)
 	return n < len ? (int)n : (int)len - 1;
 }
 
+/*
+ * The comma-separated names of the string knob @kname, as indices into
+ * @names (@n of them), at most @max into @out; returns how many.  An unknown
+ * name or one too many exits 2, naming the knob and listing the names.
+ */
+static TOOL_UNUSED int knob_names(const char *kname, const char *const *names, int n, int *out, int max)
+{
+	char *s = strdup(STR(kname)), *tok, *save = NULL;
+	int i, count = 0;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < n; i++)
+			if (!strcmp(tok, names[i]))
+				break;
+		if (i == n || count == max) {
+			fprintf(stderr, "%s: %s: %s '%s' (names:", tool_name, kname,
+				i == n ? "unknown name" : "too many names at", tok);
+			for (i = 0; i < n; i++)
+				fprintf(stderr, "%c%s", i ? ',' : ' ', names[i]);
+			fprintf(stderr, "; at most %d)\n", max);
+			exit(2);
+		}
+		out[count++] = i;
+	}
+	free(s);
+	return count;
+}
+
 /* ---- time */
 
 static TOOL_UNUSED long now_ms(void)
