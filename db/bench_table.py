@@ -6,7 +6,7 @@ usage: db/bench_table.py [--batch NAME] [--markdown] [--db PATH]
 One row per metric and param (the page cache size for offline.*, the
 working set for fast.*): original and patched as median [min-max] (n) over
 every rep of every boot of the batch, and the change from original to
-patched in %.  A value the guest could not give within its limit (a memory
+patched in %, and for the fast.* rates also of the upper quartile.  A value the guest could not give within its limit (a memory
 css that was not released within timeout_ms) is never a number: the cell
 says "not released (k/n)", with the median of the others when some were.
 The last rows are the churn soaks of the batch: dying memory cgroups
@@ -67,6 +67,28 @@ def cell(values, metric):
     return text, (med if not missing else None)
 
 
+def upper_quartile(values):
+    """The upper quartile (the mean of the two middle values of the upper half
+    when it has an even count), or None with fewer than 4 values."""
+    got = sorted(v for v in values if v is not None)
+    if len(got) < 4 or len(got) != len(values):
+        return None
+    return statistics.quantiles(got, n=4, method='inclusive')[2]
+
+
+def p75_delta(metric, o, p):
+    """The change of the upper quartile, for the fast.* rates (higher is
+    better): the emulator runs in a fast and a slow state (the control
+    fast.spin_mops shows both), a median moves with the mix of the two, and
+    the upper quartile compares the fast state."""
+    if not metric.startswith('fast.'):
+        return ''
+    qo, qp = upper_quartile(o), upper_quartile(p)
+    if not qo or qp is None:
+        return ''
+    return f'{100 * (qp - qo) / qo:+.1f}%'
+
+
 def overlap(a, b):
     a, b = [v for v in a if v is not None], [v for v in b if v is not None]
     if not a or not b:
@@ -122,11 +144,15 @@ def table(db, batch):
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], metric), cell(vals['patched'], metric)
         delta = f'{100 * (p_med - o_med) / o_med:+.1f}%' if o_med and p_med is not None else ''
         rows.append([metric, fmt_param(metric, param), units[metric], o_text, p_text, delta,
+                     p75_delta(metric, vals['original'], vals['patched']),
                      overlap(vals['original'], vals['patched'])])
 
     if any(r[0] == 'fast.spin_mops' for r in rows):
         notes.append('fast.spin_mops is the control, a user-space loop the kernel plays no part in: '
                      'a fast-path delta no larger than its delta is noise of the emulator and the host')
+        notes.append('delta p75: the change of the upper quartile of a fast.* rate; the emulator alternates '
+                     'between a fast and a slow state (the control shows both), so the median moves with '
+                     'the mix of the two and the upper quartile compares the fast state')
     if 'offline.release_us' in order:
         notes.append('offline.release_us: "not released (k/n)" = k of n reps where the child\'s memory css '
                      'was still dying at timeout_ms; never a number')
@@ -143,7 +169,7 @@ def table(db, batch):
         gens = sorted({c[0] for cs in churn.values() for c in cs if c[0] is not None})
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], name), cell(vals['patched'], name)
         delta = f'{100 * (p_med - o_med) / o_med:+.1f}%' if o_med and p_med is not None else ''
-        rows.append([name, '/'.join(str(g) for g in gens) + ' gens', 'memcgs', o_text, p_text, delta,
+        rows.append([name, '/'.join(str(g) for g in gens) + ' gens', 'memcgs', o_text, p_text, delta, '',
                      overlap(vals['original'], vals['patched'])])
         if i == 0:
             notes.append('churn.*: dying memory cgroups after the last generation and after the final '
@@ -152,7 +178,7 @@ def table(db, batch):
 
 
 COLUMNS = ['metric', 'param', 'unit', 'original median [min-max] (n)', 'patched median [min-max] (n)',
-           'delta', 'ranges']
+           'delta', 'delta p75', 'ranges']
 
 
 def render(head, rows, notes, markdown):

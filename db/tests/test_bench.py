@@ -6,6 +6,7 @@ import io
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,7 +128,9 @@ class Table(Base):
         read = rows[('fast.read_mibps', '64 MiB')]
         self.assertRegex(read[3], r'\(6\)$')              # 3 reps x 2 boots
         self.assertRegex(read[5], r'^[+-]\d+\.\d%$')
-        self.assertIn(read[6], ('overlap', 'apart'))
+        self.assertRegex(read[6], r'^[+-]\d+\.\d%$')     # delta p75: 6 values each
+        self.assertIn(read[7], ('overlap', 'apart'))
+        self.assertEqual(rel[6], '')                      # p75 only for the fast.* rates
         # The guest's order: offline before fast, sizes ascending.
         names = [r[0] for r in bench_table.table(self.db, BATCH)[1]]
         self.assertLess(names.index('offline.release_us'), names.index('fast.read_mibps'))
@@ -183,6 +186,23 @@ class Parse(unittest.TestCase):
         self.assertEqual(w.run, {'sizes': '1', 'reps': '1', 'tag': 'x'})
         self.assertEqual(w.end, {'rc': 1, 'results': '2', 't_ms': '9'})
         self.assertEqual(w.dropped, 0)
+
+    def test_upper_quartile(self):
+        # A bimodal sample: the same fast and slow states, mixed 6:2 and
+        # 3:5.  The medians differ by 40%, the upper quartiles not at all
+        # (while more than a quarter of the values are fast).
+        o = [100, 100, 100, 100, 100, 100, 60, 60]
+        p = [100, 100, 100, 60, 60, 60, 60, 60]
+        self.assertEqual((statistics.median(o), statistics.median(p)), (100, 60))
+        self.assertEqual(bench_table.upper_quartile(o), 100)
+        self.assertEqual(bench_table.p75_delta('fast.read_mibps', o, p), '+0.0%')
+        self.assertEqual(bench_table.p75_delta('fast.read_mibps', [1, 2, 3, 4], [2, 4, 6, 8]), '+100.0%')
+        self.assertEqual(bench_table.upper_quartile([1, 2, 3, 4]), 3.25)
+        # Too few values, a value not reached, or not a fast.* rate: nothing.
+        self.assertIsNone(bench_table.upper_quartile([1, 2, 3]))
+        self.assertIsNone(bench_table.upper_quartile([1, 2, 3, 4, None]))
+        self.assertEqual(bench_table.p75_delta('offline.release_us', o, p), '')
+        self.assertEqual(bench_table.p75_delta('fast.fault_per_s', o, [1, 2]), '')
 
     def test_fmt(self):
         self.assertEqual(bench_table.fmt(123456.7), '123457')
