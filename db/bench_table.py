@@ -123,7 +123,7 @@ def table(db, batch):
         seen.setdefault(k, v)
     head = [f'bench batch {batch}: {boots["original"]} original and {boots["patched"]} patched boots '
             f'(runs {", ".join(str(r[0]) for r in runs)})']
-    shown = ('sizes', 'reps', 'timeout_ms', 'poll_us', 'probe_ms', 'fast_reps', 'seed')
+    shown = ('parts', 'sizes', 'reps', 'timeout_ms', 'poll_us', 'probe_ms', 'fast_reps', 'seed')
     head.append('knobs: ' + ' '.join(f'{k}={seen[k]}' for k in shown if k in seen))
 
     data = {}
