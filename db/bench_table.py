@@ -6,9 +6,10 @@ usage: db/bench_table.py [--batch NAME] [--markdown] [--db PATH]
 One row per metric and param (the page cache size for offline.*, the
 working set for fast.*): original and patched as median [min-max] (n) over
 every rep of every boot of the batch, and the change from original to
-patched in %, and for the fast.* rates also of the upper quartile.  A value the guest could not give within its limit (a memory
-css that was not released within timeout_ms) is never a number: the cell
-says "not released (k/n)", with the median of the others when some were.
+patched in %, for the fast.* rates also that of the upper quartile.  A
+value the guest could not give within its limit (a memory css that was not
+released within timeout_ms) is never a number: the cell says "not released
+(k/n)", with the median of the others when some were.
 The last rows are the churn soaks of the batch: dying memory cgroups
 after the last generation and after the final drop_caches.
 "--batch" defaults to the newest batch that has bench results.  Only clean
@@ -67,9 +68,15 @@ def cell(values, metric):
     return text, (med if not missing else None)
 
 
+def pct(o, p):
+    """The change from o to p in %, or '' when there is none to give."""
+    return f'{100 * (p - o) / o:+.1f}%' if o and p is not None else ''
+
+
 def upper_quartile(values):
-    """The upper quartile (the mean of the two middle values of the upper half
-    when it has an even count), or None with fewer than 4 values."""
+    """The upper quartile (statistics.quantiles, inclusive method: linear
+    interpolation between the sorted values), or None with fewer than 4
+    values or with a value not reached."""
     got = sorted(v for v in values if v is not None)
     if len(got) < 4 or len(got) != len(values):
         return None
@@ -83,10 +90,7 @@ def p75_delta(metric, o, p):
     the upper quartile compares the fast state."""
     if not metric.startswith('fast.'):
         return ''
-    qo, qp = upper_quartile(o), upper_quartile(p)
-    if not qo or qp is None:
-        return ''
-    return f'{100 * (qp - qo) / qo:+.1f}%'
+    return pct(upper_quartile(o), upper_quartile(p))
 
 
 def overlap(a, b):
@@ -142,7 +146,7 @@ def table(db, batch):
     for metric, param in sorted(data, key=lambda k: (order[k[0]], k[1])):
         vals = data[(metric, param)]
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], metric), cell(vals['patched'], metric)
-        delta = f'{100 * (p_med - o_med) / o_med:+.1f}%' if o_med and p_med is not None else ''
+        delta = pct(o_med, p_med)
         rows.append([metric, fmt_param(metric, param), units[metric], o_text, p_text, delta,
                      p75_delta(metric, vals['original'], vals['patched']),
                      overlap(vals['original'], vals['patched'])])
@@ -168,7 +172,7 @@ def table(db, batch):
         vals = {k: [c[1 + i] for c in churn.get(k, []) if c[1 + i] is not None] for k in KERNELS}
         gens = sorted({c[0] for cs in churn.values() for c in cs if c[0] is not None})
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], name), cell(vals['patched'], name)
-        delta = f'{100 * (p_med - o_med) / o_med:+.1f}%' if o_med and p_med is not None else ''
+        delta = pct(o_med, p_med)
         rows.append([name, '/'.join(str(g) for g in gens) + ' gens', 'memcgs', o_text, p_text, delta, '',
                      overlap(vals['original'], vals['patched'])])
         if i == 0:

@@ -15,6 +15,7 @@ function glob2re(g) {
 BEGIN {
 	if (patch == "" || list == "") {
 		print "checkpatch-accept.awk: set -v patch=NAME -v list=FILE" > "/dev/stderr"
+		bad = 1
 		exit 2
 	}
 	while ((r = (getline l < list)) > 0) {
@@ -23,6 +24,7 @@ BEGIN {
 		split(l, f, "\t")
 		if (f[2] == "") {
 			print "checkpatch-accept.awk: " list ": no tab-separated regex in: " l > "/dev/stderr"
+			bad = 1
 			exit 2
 		}
 		if (patch ~ glob2re(f[1]))
@@ -30,6 +32,7 @@ BEGIN {
 	}
 	if (r < 0) {
 		print "checkpatch-accept.awk: cannot read " list > "/dev/stderr"
+		bad = 1
 		exit 2
 	}
 	RS = ""
@@ -47,4 +50,8 @@ BEGIN {
 		print ""
 	}
 }
-END { print "@@ accepted " count + 0 }
+# END runs after an exit in BEGIN too: no count then.
+END {
+	if (!bad)
+		print "@@ accepted " count + 0
+}

@@ -54,7 +54,7 @@ for ((k = 1; k <= ${#patches[@]}; k++)); do
 	# Split the reports into the accepted ones (qemu-run/checkpatch-accepted)
 	# and the rest; any other output (a checkpatch that failed) is kept.
 	cp_split=$(printf '%s\n' "$cp_out" | awk -v patch="$name" -v list="$TOP/qemu-run/checkpatch-accepted" \
-		-f "$TOP/qemu-run/checkpatch-accept.awk") || die "cannot read qemu-run/checkpatch-accepted"
+		-f "$TOP/qemu-run/checkpatch-accept.awk") || die "qemu-run/checkpatch-accepted cannot be used (see above)"
 	n_acc=${cp_split##*@@ accepted }
 	cp_left=$(printf '%s\n' "$cp_split" | sed '$d')
 	acc=""; [ "$n_acc" -gt 0 ] && acc=" ($n_acc accepted, see qemu-run/checkpatch-accepted)"

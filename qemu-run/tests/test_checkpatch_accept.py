@@ -54,11 +54,11 @@ class Accept(unittest.TestCase):
         with tempfile.NamedTemporaryFile('w', suffix='.txt') as f:
             f.write('0001-*.patch no tab here\n')
             f.flush()
-            rc, _, err = run('0001-x.patch', ENOSYS, f.name)
-        self.assertEqual(rc, 2)
+            rc, out, err = run('0001-x.patch', ENOSYS, f.name)
+        self.assertEqual((rc, out), (2, ''))
         self.assertIn('no tab-separated regex', err)
-        rc, _, err = run('0001-x.patch', ENOSYS, '/nonexistent/list')
-        self.assertEqual(rc, 2)
+        rc, out, err = run('0001-x.patch', ENOSYS, '/nonexistent/list')
+        self.assertEqual((rc, out), (2, ''))
         self.assertIn('cannot read', err)
 
 
