@@ -125,20 +125,20 @@ def kernel_id(db, name, meta, boot):
 
 
 def store_kselftest(db, run_id, kernel, meta, lines, known, expect):
-    results, _ = tap.parse_results(lines)
+    """The judged outcomes of a kselftest run, as qemu-run/tap.py judges
+    them (tap.judge: the same plans, reruns, known issues and matrix)."""
     tests = records.kv_words(meta.get('args', '')).get('tests')
     tests = set(tests.split(',')) if tests else None
-    if tests:
-        for t in sorted(tests - {r.test for r in results}):
-            results.append(tap.Result(t, '(binary)', 'fail', 'no results at all'))
-    _, _, surprises = tap.summarize(results, kernel, tap.read_known(known), tap.read_expect(expect), tests)
-    surprising = {(key, got) for key, _, got in surprises}
     expect_of = tap.read_expect(expect)
+    plans = tap.read_plans(os.path.join(os.path.dirname(expect), 'plans')) \
+        if os.path.exists(os.path.join(os.path.dirname(expect), 'plans')) else {}
+    v = tap.judge(lines, kernel, tap.read_known(known), expect_of, tests, plans=plans)
+    surprising = {(key, got) for key, _, got in v.surprises}
     rows = []
-    for r in results:
+    for r in v.results:
         want = expect_of.get(r.key, {}).get(kernel, 'pass')
         rows.append((r.test, r.subtest, r.outcome, r.reason, want, int((r.key, r.outcome) in surprising)))
-    for key, want, got in surprises:
+    for key, want, got in v.surprises:
         if got == 'did not run':
             test, _, subtest = key.partition(':')
             rows.append((test, subtest, 'miss', 'listed in the matrix, did not run', want, 1))

@@ -28,6 +28,15 @@ fi
 rm -rf "$GUEST/disk"
 mkdir -p "$GUEST/disk"
 mv "$GUEST/kselftest.new" "$GUEST/disk/kselftest"
+# qemu-run/plans gives the binaries that print no TAP plan theirs: it must
+# match their tests[] tables, or a lost subtest would go unnoticed.
+while read -r t n; do
+	case "$t" in ''|'#'*) continue ;; esac
+	src="$PATCHED_TREE/tools/testing/selftests/cgroup/$t.c"
+	[ -f "$src" ] || die "qemu-run/plans names $t, which has no source $src"
+	got=$(grep -cE '^[[:space:]]*T\(' "$src" || true)
+	[ "$got" = "$n" ] || die "qemu-run/plans says $t has $n subtests, its tests[] table has $got: fix qemu-run/plans"
+done <"$TOP/qemu-run/plans"
 say "built the cgroup kselftests in $(elapsed "$t0")"
 
 # --- the root filesystem: busybox, guest tools, init

@@ -10,6 +10,12 @@
 # guest, with the kselftests of the patched tree, is always rebuilt).
 # REPEAT=N runs the tests N times over in the same boot and adds a table of
 # how often each subtest gave the outcome the matrix wants (make repeat).
+# RETRIES=N (default 5; 0 with REPEAT) reruns a test binary in the same boot,
+# up to N more times, when it fails a subtest that qemu-run/known-issues
+# lists as flaky on KERNEL; the summary line names each flaky subtest with
+# its count, and it fails only when every attempt failed.  A test with a
+# needs-cpus=N entry runs again on its own N-CPU boot (CPUS_BOOT=0 skips
+# that boot, and its entry then reports the failure as a skip).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +27,12 @@ tests=$(echo "$tests" | tr ' ' ',' | sed 's/^,*//; s/,*$//')
 [ -n "$tests" ] || die "no tests to run"
 repeat=${REPEAT:-1}
 case "$repeat" in ''|*[!0-9]*|0) die "REPEAT must be a positive number, got '$repeat'" ;; esac
+# make repeat counts raw failure rates: no reruns there.
+retries=${RETRIES:-$([ "$repeat" -gt 1 ] && echo 0 || echo 5)}
+case "$retries" in ''|*[!0-9]*) die "RETRIES must be a number, got '$retries'" ;; esac
+known="$TOP/qemu-run/known-issues"
+flaky=$(python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
+	die "cannot read $known (see above)"
 if [ "$repeat" -gt 1 ]; then
 	one=$tests
 	for _ in $(seq 2 "$repeat"); do tests="$tests,$one"; done
@@ -32,19 +44,46 @@ if [ "${NOBUILD:-0}" != 1 ]; then
 fi
 "$TOP/qemu-run/guest.sh"
 
-RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-kselftest"
-export RUN_DIR
-boot_rc=0
-"$TOP/qemu-run/boot.sh" "$kernel" kselftest tests="$tests" timeout="${TEST_TIMEOUT:-900}" || boot_rc=$?
+# Boot once and judge: run_tests SUFFIX TESTS [VAR=value...] (environment
+# for boot.sh).  Sets RUN_DIR; returns non-zero when the guest run was not
+# clean or an outcome surprised the matrix.
+run_tests() {
+	local suffix=$1 list=$2 boot_rc=0 tap_rc=0
+	shift 2
+	RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-kselftest$suffix"
+	export RUN_DIR
+	env "$@" "$TOP/qemu-run/boot.sh" "$kernel" kselftest tests="$list" timeout="${TEST_TIMEOUT:-900}" \
+		${flaky:+flaky="$flaky"} retries="$retries" || boot_rc=$?
+	echo
+	python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" --known "$known" \
+		--expect "$TOP/qemu-run/expectations" --plans "$TOP/qemu-run/plans" \
+		--tests "$list" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
+	# Store the run (failed ones too) in the runs database (db/ingest.py).
+	python3 "$TOP/db/ingest.py" "$RUN_DIR" || warn "run $RUN_DIR not stored in the runs database (see above)"
+	[ "$boot_rc" = 0 ] || { warn "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"; return 1; }
+	[ "$tap_rc" = 0 ] || { warn "kernel $kernel: kselftest outcomes differ from qemu-run/expectations (table above)"; return 1; }
+}
 
-echo
-tap_rc=0
-python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" \
-	--known "$TOP/qemu-run/known-issues" --expect "$TOP/qemu-run/expectations" \
-	--tests "$tests" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
+status=0
+run_tests "" "$tests" || status=1
+main_dir=$RUN_DIR
+summary=$(tail -1 "$main_dir/summary" 2>/dev/null || echo "no summary")
 
-# Store the run (failed ones too) in the runs database (db/ingest.py).
-python3 "$TOP/db/ingest.py" "$RUN_DIR" || warn "run $RUN_DIR not stored in the runs database (see above)"
-
-[ "$boot_rc" = 0 ] || die "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"
-[ "$tap_rc" = 0 ] || die "kernel $kernel: kselftest outcomes differ from qemu-run/expectations (table above)"
+# Tests whose tolerance needs more CPUs than the main boot has run again on
+# a boot with enough (needs-cpus=N in known-issues), once, with only them.
+if [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
+	while read -r cpus list; do
+		[ -n "$list" ] || continue
+		say "kernel $kernel: $list again on a $cpus-CPU boot (needs-cpus in known-issues)"
+		if run_tests "-${cpus}cpus" "$list" SMP="$cpus"; then
+			summary+=" | ${cpus} CPUs: $(tail -1 "$RUN_DIR/summary")"
+		else
+			summary+=" | ${cpus} CPUs: $(tail -1 "$RUN_DIR/summary" 2>/dev/null || echo 'no summary')"
+			status=1
+		fi
+	done < <(python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" --known "$known" --cpu-boots --tests "$tests")
+fi
+# The summary of every boot, in the main run's folder (make test reads it).
+echo "$summary" >>"$main_dir/summary"
+ln -sfn "$main_dir" "$BUILD/runs/last-$kernel"
+[ "$status" = 0 ] || die "kernel $kernel: $summary"

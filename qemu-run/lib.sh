@@ -95,3 +95,30 @@ commit_series() {
 	unset GIT_INDEX_FILE
 	echo "$parent"
 }
+
+# The verdict on a test soak's direction (test.sh): soak_direction KERNEL
+# CHANGES SCAN, where CHANGES is 1 when KERNEL carries kernel changes of the
+# series and SCAN is soak.sh --scan's key=value words.  Prints one line,
+# "PASS|FAIL KERNEL soak: ...".  Judged on the dying memcgs after the
+# guest's final drop_caches: original must keep at least 25% of its
+# generations, a kernel with the series' changes at most 2%.  A missing or
+# non-numeric figure fails: it never reads as 0.
+soak_direction() {
+	local kernel=$1 changes=$2 dying reached want ok
+	dying=$(tr ' ' '\n' <<<"$3" | sed -n 's/^dying_drop=//p')
+	reached=$(tr ' ' '\n' <<<"$3" | sed -n 's/^reached=//p')
+	case "$dying" in ''|*[!0-9]*)
+		echo "FAIL $kernel soak: no dying count after drop_caches in the samples (got '$dying')"; return ;;
+	esac
+	case "$reached" in ''|*[!0-9]*|0)
+		echo "FAIL $kernel soak: no generation reached in the samples (got '$reached')"; return ;;
+	esac
+	if [ "$changes" = 1 ]; then
+		want="at most $((reached / 50)) (2%)"
+		ok=$((dying <= reached / 50))
+	else
+		want="at least $((reached / 4)) (25%)"
+		ok=$((dying >= reached / 4))
+	fi
+	echo "$([ "$ok" = 1 ] && echo PASS || echo FAIL) $kernel soak: $dying dying memory cgroups after $reached generations and drop_caches, want $want"
+}

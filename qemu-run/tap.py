@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarize the kselftest results of a guest run against expectations.
 
-usage: tap.py --kernel NAME [--known FILE] [--expect FILE] [--tests a,b] results.log
+usage: tap.py --kernel NAME [--known FILE] [--expect FILE] [--plans FILE] [--tests a,b] results.log
+       tap.py --kernel NAME --known FILE --flaky
 
 results.log is the guest's results channel: "@@ begin T", T's TAP output,
 "@@ end T rc=N secs=N", "@@ done rc=N".  Prints one line per subtest, the
@@ -9,11 +10,22 @@ expectations table when something surprised, and one summary line:
 
     original: N passed, N failed, N skipped; N as expected, N surprises
 
-Known issues (--known): "test:subtest  reason" lines; such a subtest that
-fails is reported as a skip with its reason, never as a pass.  A line
-"test:subtest@kernel[,kernel]  reason" applies to those kernels only, and
-may name a subtest of the matrix: its failure there is then a known-issue
-skip, not a surprise (a known bug, measured, said in the summary).
+A test binary's results count only when its TAP is whole and its exit
+status agrees, read as kselftest's runner reads KSFT codes (0 pass, 4 skip,
+anything else fail): a binary killed by a signal, with no plan, with fewer
+results than planned, with a result number outside the plan, or exiting
+non-zero with no failed subtest, fails as "(binary)" with the reason.
+Known issues (--known, qemu-run/known-issues): "KIND test:subtest KERNELS
+UNTIL reason", KERNELS "all" or a comma list, UNTIL the last day
+(YYYY-MM-DD) on which the entry holds: past it the entry is ignored (the
+failure counts) and the summary names it.  KIND is
+  flaky          the guest reruns the binary when this subtest fails (up to
+                 rr.retries more attempts, "@@ begin T attempt=N"); it
+                 passes, reported as "flaky (k of n failed)", when any
+                 attempt passed, and fails when every attempt failed;
+  needs-cpus=N   its failure on a boot with fewer than N CPUs is a skip
+                 that says so (kselftest.sh runs it again on a boot with N);
+  broken         its failure is a skip with the reason, never a pass.
 Expectations (--expect): "test:subtest  original patched debug" with
 pass|fail per kernel; subtests not listed must pass (or skip, with the
 test's reason).  A listed subtest that did not run, skipped, or had any
@@ -21,21 +33,28 @@ outcome other than the expected one, is a surprise.
 Exit status: 0 when there is no surprise, 1 otherwise.
 """
 import argparse
+import datetime
 import re
+import signal
 import sys
 
 from kernels import KERNELS
 
 OK = re.compile(r'^(not )?ok (\d+)\s*(.*)$')
-BEGIN = re.compile(r'^@@ begin (\S+)')
+BEGIN = re.compile(r'^@@ begin (\S+)(?:.*\battempt=(\d+))?')
 END = re.compile(r'^@@ end (\S+) rc=(\d+) secs=(\d+)')
 PLAN = re.compile(r'^1\.\.(\d+)(?:\s*#\s*SKIP\b\s*(.*))?')
+BOOT = re.compile(r'^@@ boot (.*)')
+KSFT_PASS, KSFT_SKIP = 0, 4
 
 
 class Result:
-    def __init__(self, test, subtest, outcome, reason=''):
+    def __init__(self, test, subtest, outcome, reason='', num=None, attempt=1):
         self.test, self.subtest = test, subtest
         self.outcome, self.reason = outcome, reason
+        self.num, self.attempt = num, attempt
+        # The outcomes of every attempt, first one first (flaky reruns).
+        self.attempts = [outcome]
 
     @property
     def key(self):
@@ -65,31 +84,67 @@ def parse_tap_line(line):
     return ('fail' if failed else 'pass', rest, '')
 
 
-def parse_results(lines):
-    """Return ([Result], done) from the lines of a results channel."""
-    results, done = [], False
-    test, seen, plan, ended = None, [], None, False
+def binary_verdict(test, rc, secs, plan, seen, nums):
+    """The '(binary)' failure of one run of a test binary, or None when its
+    TAP is whole and its exit status agrees with its results."""
+    def fail(why):
+        return Result(test, '(binary)', 'fail', why)
+    if rc == 124:
+        return fail(f'timed out after {secs} s')
+    if rc == 127:
+        return fail('not found in the guest')
+    if rc == 125:
+        return fail('ptyrun could not run it (rc=125)')
+    if rc > 128:
+        try:
+            name = signal.Signals(rc - 128).name
+        except ValueError:
+            name = f'signal {rc - 128}'
+        return fail(f'killed by {name} (rc={rc}) after {len(seen)} results')
+    if plan is None:
+        return fail(f'no TAP plan line, and none in qemu-run/plans (rc={rc}, {len(seen)} results)')
+    outside = sorted(n for n in nums if n < 1 or n > plan)
+    if outside:
+        return fail(f'result {outside[0]} is not in the plan 1..{plan} (rc={rc})')
+    if len(set(nums)) != len(nums):
+        return fail(f'a result number is repeated (rc={rc})')
+    if plan and len(seen) < plan:
+        return fail(f'ran {len(seen)} of {plan} planned subtests (rc={rc})')
+    failed = any(r.outcome == 'fail' for r in seen)
+    if rc not in (KSFT_PASS, KSFT_SKIP) and not failed:
+        return fail(f'exit status {rc} although no subtest failed')
+    return None
+
+
+def parse_run(lines, plans=None):
+    """Return (results, done, boot) from the lines of a results channel:
+    boot is the "@@ boot" record's key=value words.  plans: {test: N} for
+    binaries that print no plan line (qemu-run/plans)."""
+    plans = plans or {}
+    results, done, boot = [], False, {}
+    test, attempt, seen, nums, plan, ended = None, 1, [], [], None, False
     for line in lines:
         line = line.rstrip('\r\n')
+        m = BOOT.match(line)
+        if m:
+            boot = dict(w.split('=', 1) for w in m.group(1).split() if '=' in w)
+            continue
         m = BEGIN.match(line)
         if m:
-            test, seen, plan, ended = m.group(1), [], None, False
+            test, seen, nums, plan, ended = m.group(1), [], [], None, False
+            attempt = int(m.group(2) or 1)
             continue
         m = END.match(line)
         if m and test == m.group(1):
-            rc = int(m.group(2))
             results.extend(seen)
-            if rc == 124:
-                results.append(Result(test, '(binary)', 'fail',
-                                      f'timed out after {m.group(3)} s'))
-            elif rc == 127:
-                results.append(Result(test, '(binary)', 'fail', 'not found in the guest'))
-            elif plan is not None and len(seen) < plan:
-                results.append(Result(test, '(binary)', 'fail',
-                                      f'ran {len(seen)} of {plan} planned subtests (rc={rc})'))
-            elif not seen:
-                results.append(Result(test, '(binary)', 'fail' if rc else 'pass',
-                                      f'no TAP results (rc={rc})'))
+            if plan is None:
+                plan = plans.get(test)
+            whole_skip = plan == 0 and seen
+            bad = None if whole_skip else binary_verdict(test, int(m.group(2)), m.group(3),
+                                                          plan, seen, nums)
+            if bad:
+                bad.attempt = attempt
+                results.append(bad)
             test, ended = None, True
             continue
         if line.startswith('@@ done'):
@@ -102,23 +157,79 @@ def parse_results(lines):
             plan = int(m.group(1))
             if plan == 0:
                 # "1..0 # SKIP why": the whole program skipped.
-                seen.append(Result(test, '(binary)', 'skip', (m.group(2) or '').strip()))
+                seen.append(Result(test, '(binary)', 'skip', (m.group(2) or '').strip(),
+                                   attempt=attempt))
             continue
         r = parse_tap_line(line)
-        if not r:
+        num = None
+        if r:
+            num = int(OK.match(line).group(2))
+        else:
             # A test that prints a message without its newline glues the
             # next result to it ("...enablednot ok 4 name"): find the
             # result with the number that is due.
             m = re.search(rf'(?:not )?ok {len(seen) + 1}\b.*$', line)
             if m and not line.startswith('    '):
                 r = parse_tap_line(m.group(0))
+                num = len(seen) + 1
         if r:
-            seen.append(Result(test, r[1], r[0], r[2]))
+            nums.append(num)
+            seen.append(Result(test, r[1], r[0], r[2], num=num, attempt=attempt))
     if test is not None and not ended:
         # The guest died inside this test: what it printed counts, the rest fails.
         results.extend(seen)
-        results.append(Result(test, '(binary)', 'fail', 'guest stopped during this test'))
+        results.append(Result(test, '(binary)', 'fail', 'guest stopped during this test',
+                              attempt=attempt))
+    return results, done, boot
+
+
+def parse_results(lines):
+    """Return ([Result], done) from the lines of a results channel."""
+    results, done, _ = parse_run(lines)
     return results, done
+
+
+def merge_attempts(results, flaky):
+    """Fold the reruns (attempt > 1) of the subtests in flaky (test:subtest
+    keys) into the result of their first attempt: its .attempts lists every
+    outcome.  Everything else a rerun reports judges nothing (the first
+    attempt does), its '(binary)' failures are returned as notes; a flaky
+    subtest that a rerun did not report at all failed in that attempt."""
+    merged, first, binary_notes = [], {}, []
+    reruns = []
+    for r in results:
+        if r.attempt <= 1:
+            merged.append(r)
+            first[r.key] = r
+            continue
+        reruns.append(r)
+    # Group the reruns by (test, attempt) to find subtests a rerun lost.
+    by_attempt = {}
+    for r in reruns:
+        by_attempt.setdefault((r.test, r.attempt), []).append(r)
+    for (test, attempt), rs in sorted(by_attempt.items(), key=lambda kv: kv[0][1]):
+        reported = set()
+        for r in rs:
+            if r.subtest == '(binary)':
+                if r.outcome == 'fail':
+                    binary_notes.append(f'{test} attempt {attempt}: {r.reason}')
+                continue
+            f = first.get(r.key)
+            if f is not None and r.key in flaky and f.attempts[0] == 'fail':
+                f.attempts.append(r.outcome)
+                reported.add(r.key)
+        for key, f in first.items():
+            if f.test == test and key in flaky and f.attempts[0] == 'fail' \
+                    and len(f.attempts) < attempt and key not in reported:
+                f.attempts.append('fail')
+    for f in merged:
+        if len(f.attempts) > 1:
+            k, n = f.attempts.count('fail'), len(f.attempts)
+            if 'pass' in f.attempts:
+                f.outcome, f.reason = 'pass', f'flaky ({k} of {n} failed)'
+            else:
+                f.reason = '; '.join(x for x in (f.reason, f'failed {k} of {n} attempts') if x)
+    return merged, binary_notes
 
 
 def read_table(path):
@@ -134,29 +245,85 @@ def read_table(path):
     return rows
 
 
+class Known:
+    """One entry of qemu-run/known-issues."""
+    KINDS = ('flaky', 'broken', 'needs-cpus')
+
+    def __init__(self, kind, key, kernels, until, reason, cpus=0):
+        self.kind, self.key, self.kernels = kind, key, kernels
+        self.until, self.reason, self.cpus = until, reason, cpus
+
+    def applies(self, kernel, today=None):
+        return (self.kernels is None or kernel in self.kernels) and not self.expired(today)
+
+    def expired(self, today=None):
+        return (today or datetime.date.today()) > self.until
+
+
 def read_known(path):
+    """{test:subtest: Known} from a known-issues file; a malformed line is
+    an error that names it."""
     known = {}
     if not path:
         return known
     with open(path) as f:
-        for line in f:
+        for n, line in enumerate(f, 1):
             if not line.strip() or line.lstrip().startswith('#'):
                 continue
-            key, _, reason = line.strip().partition(' ')
-            key, _, kernels = key.partition('@')
-            known[key] = (reason.strip() or 'known issue',
-                          set(kernels.split(',')) if kernels else None)
+            cols = line.split(None, 4)
+
+            def bad(why):
+                raise SystemExit(f'{path}:{n}: {why}; want "KIND test:subtest KERNELS UNTIL reason" '
+                                 f'(KIND flaky|broken|needs-cpus=N, KERNELS all or a comma list '
+                                 f'of {",".join(KERNELS)}, UNTIL YYYY-MM-DD)')
+            if len(cols) < 5:
+                bad('too few columns')
+            kind, key, kernels, until, reason = cols
+            cpus = 0
+            if kind.startswith('needs-cpus='):
+                kind, _, num = kind.partition('=')
+                if not num.isdigit() or int(num) < 2:
+                    bad(f'needs-cpus wants a number of CPUs, got "{num}"')
+                cpus = int(num)
+            if kind not in Known.KINDS:
+                bad(f'unknown kind "{kind}"')
+            if ':' not in key:
+                bad(f'"{key}" is not test:subtest')
+            if kernels == 'all':
+                kernels = None
+            else:
+                kernels = set(kernels.split(','))
+                if not kernels <= set(KERNELS):
+                    bad(f'unknown kernel in "{",".join(sorted(kernels))}"')
+            try:
+                until = datetime.date.fromisoformat(until)
+            except ValueError:
+                bad(f'"{until}" is not a date')
+            if key in known:
+                bad(f'{key} is listed twice')
+            known[key] = Known(kind, key, kernels, until, reason.strip(), cpus)
     return known
 
 
-def known_for(known, key, kernel):
-    """(reason, per_kernel) of key's known issue on kernel, or None."""
-    k = known.get(key)
-    if isinstance(k, str):
-        k = (k, None)
-    if k is None or (k[1] is not None and kernel not in k[1]):
-        return None
-    return k
+def flaky_keys(known, kernel, today=None):
+    """The subtests the guest reruns on kernel when they fail."""
+    return sorted(k for k, e in known.items() if e.kind == 'flaky' and e.applies(kernel, today))
+
+
+def cpu_boots(known, kernel, tests=None, today=None):
+    """[(cpus, [test, ...])]: the boots that needs-cpus entries want, for
+    the tests asked for (all when tests is None)."""
+    boots = {}
+    for e in known.values():
+        test = e.key.split(':', 1)[0]
+        if e.kind == 'needs-cpus' and e.applies(kernel, today) and (tests is None or test in tests):
+            boots.setdefault(e.cpus, set()).add(test)
+    return [(cpus, sorted(names)) for cpus, names in sorted(boots.items())]
+
+
+def expired_entries(known, kernel, today=None):
+    return [e for e in known.values()
+            if (e.kernels is None or kernel in e.kernels) and e.expired(today)]
 
 
 def read_expect(path):
@@ -170,29 +337,40 @@ def read_expect(path):
     return expect
 
 
-def summarize(results, kernel, known, expect, tests=None):
-    """Apply known issues and expectations; return (lines, counts, surprises)."""
+def summarize(results, kernel, known, expect, tests=None, cpus=None, today=None):
+    """Apply known issues and expectations; return (lines, counts, surprises).
+    cpus is the boot's number of CPUs (for needs-cpus entries)."""
     lines, surprises = [], []
-    counts = {'pass': 0, 'fail': 0, 'skip': 0, 'expected': 0}
+    counts = {'pass': 0, 'fail': 0, 'skip': 0, 'expected': 0, 'flaky': []}
     ran = set()
     for r in results:
         ran.add(r.key)
-        k = known_for(known, r.key, kernel)
-        per_kernel_known = False
-        if r.outcome == 'fail' and k:
-            r.outcome, r.reason = 'skip', f'known issue on {kernel}: {k[0]}' if k[1] else f'known issue: {k[0]}'
-            per_kernel_known = k[1] is not None
+        k = known.get(r.key)
+        if k is not None and not k.applies(kernel, today):
+            k = None
         want = expect.get(r.key, {}).get(kernel, 'pass')
+        known_skip = False
+        if r.outcome == 'fail' and k is not None:
+            if k.kind == 'broken':
+                r.outcome, r.reason = 'skip', f'known issue until {k.until}: {k.reason}'
+                known_skip = True
+            elif k.kind == 'needs-cpus' and cpus is not None and cpus < k.cpus:
+                r.outcome, r.reason = 'skip', (f'needs {k.cpus} CPUs, this boot had {cpus} '
+                                               f'(judged in the {k.cpus}-CPU boot): {k.reason}')
+                known_skip = True
+        if len(r.attempts) > 1:
+            counts['flaky'].append((r.key, r.attempts.count('fail'), len(r.attempts)))
         counts[r.outcome] += 1
         note = ''
         if r.outcome == 'skip':
             note = r.reason
-            if r.key in expect and not per_kernel_known:
+            if r.key in expect and not known_skip:
                 # The matrix names what must happen; a skip proves nothing.
                 surprises.append((r.key, want, 'skip'))
                 note += f' [SURPRISE: expected {want}]'
         elif r.outcome == want:
             counts['expected'] += 1
+            note = r.reason
             if want == 'fail':
                 note = 'expected by the matrix'
         else:
@@ -218,7 +396,8 @@ def repeat_counts(results, kernel, expect):
         if r.key not in outcomes:
             order.append(r.key)
             outcomes[r.key] = []
-        outcomes[r.key].append(r.outcome)
+        # The first attempt's outcome: what the subtest did, reruns aside.
+        outcomes[r.key].append(r.attempts[0] if r.outcome != 'skip' else 'skip')
     if not outcomes or max(len(o) for o in outcomes.values()) < 2:
         return []
     lines = [f'\nrepeated runs, kernel {kernel}: outcome counts per subtest',
@@ -231,41 +410,98 @@ def repeat_counts(results, kernel, expect):
     return lines
 
 
+class Verdict:
+    """What one kselftest run's results channel says, judged: .results
+    (first attempts, reruns folded in), .lines, .counts, .surprises, .notes
+    (reruns' binary failures), .expired (known-issue entries past their
+    date), .done, .boot."""
+
+
+def read_plans(path):
+    """{test: N} from qemu-run/plans."""
+    plans = {}
+    for n, cols in read_table(path):
+        if len(cols) != 2 or not cols[1].isdigit():
+            raise SystemExit(f'{path}:{n}: want "test subtests", got {" ".join(cols)}')
+        plans[cols[0]] = int(cols[1])
+    return plans
+
+
+def judge(lines, kernel, known, expect, tests=None, today=None, plans=None):
+    v = Verdict()
+    results, v.done, v.boot = parse_run(lines, plans)
+    if tests:
+        for t in sorted(set(tests) - {r.test for r in results}):
+            results.append(Result(t, '(binary)', 'fail', 'no results at all'))
+    v.results, v.notes = merge_attempts(results, set(flaky_keys(known, kernel, today)))
+    cpus = v.boot.get('cpus')
+    cpus = int(cpus) if cpus and cpus.isdigit() else None
+    v.lines, v.counts, v.surprises = summarize(v.results, kernel, known, expect, tests, cpus, today)
+    v.expired = expired_entries(known, kernel, today)
+    return v
+
+
+def summary_line(kernel, v):
+    """The last line, what make test's summary (and a truncated CI log)
+    shows: it names the surprises and the flaky subtests, not just their
+    number."""
+    c = v.counts
+    line = (f'{kernel}: {c["pass"]} passed, {c["fail"]} failed, {c["skip"]} skipped; '
+            f'{c["expected"]} as expected, {len(v.surprises)} surprises')
+    if v.surprises:
+        line += ': ' + ', '.join(f'{key} {got} (want {want})' for key, want, got in v.surprises)
+    if c['flaky']:
+        line += '; flaky: ' + ', '.join(f'{key} ({k} of {n} failed)' for key, k, n in c['flaky'])
+    if v.expired:
+        line += '; expired known issues: ' + ', '.join(f'{e.key} (until {e.until})' for e in v.expired)
+    return line
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--kernel', required=True, choices=KERNELS)
     ap.add_argument('--known')
     ap.add_argument('--expect')
     ap.add_argument('--tests', help='comma-separated tests that were asked for')
-    ap.add_argument('results')
+    ap.add_argument('--plans', help='plans of the binaries that print none (qemu-run/plans)')
+    ap.add_argument('--flaky', action='store_true',
+                    help='print the comma-separated subtests the guest reruns on KERNEL, and exit')
+    ap.add_argument('--cpu-boots', action='store_true',
+                    help='print "N test,test" for each boot of N CPUs that needs-cpus entries '
+                         'want for the --tests on KERNEL, and exit')
+    ap.add_argument('results', nargs='?')
     args = ap.parse_args(argv)
-    with open(args.results, errors='replace') as f:
-        results, done = parse_results(f)
+    known = read_known(args.known)
     tests = set(args.tests.split(',')) if args.tests else None
-    if tests:
-        for t in sorted(tests - {r.test for r in results}):
-            results.append(Result(t, '(binary)', 'fail', 'no results at all'))
-    lines, c, surprises = summarize(results, args.kernel, read_known(args.known),
-                                    read_expect(args.expect), tests)
-    for line in lines:
+    if args.flaky:
+        print(','.join(flaky_keys(known, args.kernel)))
+        return 0
+    if args.cpu_boots:
+        for cpus, names in cpu_boots(known, args.kernel, tests):
+            print(cpus, ','.join(names))
+        return 0
+    if not args.results:
+        ap.error('the results file is missing')
+    expect = read_expect(args.expect)
+    with open(args.results, errors='replace') as f:
+        v = judge(f, args.kernel, known, expect, tests, plans=read_plans(args.plans))
+    for line in v.lines:
         print(line)
-    if surprises:
-        print(f'\nexpectations matrix, kernel {args.kernel}: {len(surprises)} surprises')
+    for note in v.notes:
+        print(f'note: a rerun failed as a whole: {note}')
+    if v.surprises:
+        print(f'\nexpectations matrix, kernel {args.kernel}: {len(v.surprises)} surprises')
         print(f'    {"test:subtest":56} {"expected":9} outcome')
-        for key, want, got in surprises:
+        for key, want, got in v.surprises:
             print(f'    {key:56} {want:9} {got}')
-    for line in repeat_counts(results, args.kernel, read_expect(args.expect)):
+    for line in repeat_counts(v.results, args.kernel, expect):
         print(line)
-    if not done:
+    for e in v.expired:
+        print(f'warning: known-issues entry {e.key} expired on {e.until}: it no longer applies')
+    if not v.done:
         print('warning: the results channel has no "@@ done" record')
-    # The last line is what make test's summary (and a truncated CI log)
-    # shows: it names the surprises, not just their number.
-    named = ''
-    if surprises:
-        named = ': ' + ', '.join(f'{key} {got} (want {want})' for key, want, got in surprises)
-    print(f'{args.kernel}: {c["pass"]} passed, {c["fail"]} failed, {c["skip"]} skipped; '
-          f'{c["expected"]} as expected, {len(surprises)} surprises{named}')
-    return 1 if surprises or not done else 0
+    print(summary_line(args.kernel, v))
+    return 1 if v.surprises or not v.done else 0
 
 
 if __name__ == '__main__':

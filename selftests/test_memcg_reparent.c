@@ -44,6 +44,12 @@
  * C, see and free it) that run_reparent_test() takes through these steps;
  * test_reparent_churn, which removes many children, drives them itself.
  *
+ * test_reparent_socket_limit checks instead that what is left of C harms
+ * no one alive: sockets C created, used from K after C is removed, must
+ * not run into C's memory.max once C's page cache went to P (no memcg
+ * OOM, no slowdown against sockets made in K). It passes on a kernel that
+ * does not reparent, whose C reclaims its own page cache.
+ *
  * The tests do not rely on madvise() or fadvise(): kernels built without
  * CONFIG_ADVISE_SYSCALLS (tinyconfig) return ENOSYS for both. The one
  * exception, test_reparent_thp, skips there unless THP is "always".
@@ -62,6 +68,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -72,6 +79,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -124,6 +132,12 @@
 #define CHURN_DYING_BOUND	8
 /* fs metadata and negative dentries the churn may legitimately leave */
 #define CHURN_RESIDUE		MB(2)
+/* test_reparent_socket_limit */
+#define SOCKET_CG_MAX		MB(32)	/* memory.max of C */
+#define SOCKET_FILE_SIZE	MB(100)	/* the page cache C reads */
+#define TRANSFER_SIZE		MB(64)
+#define SOCKET_SLOWDOWN		3
+#define SOCKET_GRACE_US		500000
 
 enum memcg_key {
 	K_ANON,
@@ -2185,7 +2199,7 @@ static int dirty_in_runs(void *arg)
 		return EXIT_FAILURE;
 	memset(buf, 'w', run);
 	for (off = 0; off + run <= s->size; off += run + page_size)
-		if (pwrite(s->fd, buf, run, off) != run)
+		if (pwrite(s->fd, buf, run, off) != (ssize_t)run)
 			return EXIT_FAILURE;
 
 	return EXIT_SUCCESS;
@@ -2751,6 +2765,335 @@ cleanup:
 }
 
 /*
+ * Sockets made in C and used after C is removed. A socket is charged to
+ * the memcg of the task that created it (sk->sk_memcg: set by
+ * mem_cgroup_sk_alloc() at socket(), and in inet_csk_accept() for the task
+ * that accepts), whatever cgroup the tasks using it are in later, so a
+ * removed C goes on being charged. Once C's memory was handed to P, C's
+ * limit must not get in the way: a kernel that reparents C's folios but
+ * keeps C's page counter usage and memory.max makes every socket charge
+ * hit C's limit with nothing left below it to reclaim, and the memcg OOM
+ * that follows finds no task in C to kill. A kernel that leaves the
+ * folios in C reclaims C's page cache instead.
+ *
+ * C (memory.max SOCKET_CG_MAX) reads a file larger than its limit, so it
+ * sits at the limit with page cache, then opens a TCP connection over
+ * 127.0.0.1 (both ends created in C) and moves to K. C is removed, and
+ * the holder, in K, pushes TRANSFER_SIZE bytes through that connection
+ * to a reader it forks. The reference is the same transfer, by the same
+ * holder, through a fresh connection made in K, before and after. P's
+ * memory.events must count no oom or oom_kill, during that transfer or
+ * anywhere in the test, and the transfer must take at most
+ * SOCKET_SLOWDOWN times the slower reference plus SOCKET_GRACE_US.
+ */
+struct socket_state {
+	struct file_state f;	/* the file C reads, and the holder */
+	int dead[2];		/* in the holder: the connection made in C */
+	int nr_transfers;	/* in the holder: transfers done */
+};
+
+/* the holder's transfers, in order: only DEAD_TRANSFER uses s->dead */
+#define NR_TRANSFERS	3
+#define DEAD_TRANSFER	1
+
+static const char * const transfer_names[NR_TRANSFERS] = {
+	"reference before", "removed child's", "reference after",
+};
+
+struct memcg_events {
+	long max;
+	long oom;
+	long oom_kill;
+};
+
+static int read_events(const char *cgroup, struct memcg_events *e)
+{
+	char buf[PAGE_SIZE];
+
+	if (cg_read(cgroup, "memory.events", buf, sizeof(buf)))
+		return -1;
+	e->max = stat_value(buf, "max");
+	e->oom = stat_value(buf, "oom");
+	e->oom_kill = stat_value(buf, "oom_kill");
+
+	return e->max < 0 || e->oom < 0 || e->oom_kill < 0 ? -1 : 0;
+}
+
+static void close_pair(int fd[2])
+{
+	close_fd(&fd[0]);
+	close_fd(&fd[1]);
+}
+
+/*
+ * A TCP connection over 127.0.0.1, both ends created by this task: fd[0]
+ * connected, fd[1] accepted. Returns 0, or -1 with errno set.
+ */
+static int tcp_pair(int fd[2])
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t len = sizeof(addr);
+	int lfd, err;
+
+	fd[0] = -1;
+	fd[1] = -1;
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return -1;
+	if (bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&addr, &len))
+		goto fail;
+	fd[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd[0] < 0 ||
+	    connect(fd[0], (struct sockaddr *)&addr, sizeof(addr)))
+		goto fail;
+	fd[1] = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd[1] < 0)
+		goto fail;
+	close(lfd);
+
+	return 0;
+
+fail:
+	err = errno;
+	close_pair(fd);
+	close(lfd);
+	errno = err;
+	return -1;
+}
+
+/*
+ * Send TRANSFER_SIZE bytes into fd[0] in IO_CHUNK writes, then shut it
+ * down, while a forked reader reads fd[1] until EOF. Returns the time from
+ * the first send to the reader's exit in microseconds, -1 on error.
+ */
+static long timed_transfer(int fd[2])
+{
+	size_t sent = 0, len;
+	double start;
+	ssize_t n = 0;
+	int status;
+	char *buf;
+	pid_t pid;
+
+	buf = malloc(IO_CHUNK);
+	if (!buf)
+		return -1;
+	memset(buf, 's', IO_CHUNK);
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		free(buf);
+		return -1;
+	}
+	if (pid == 0) {
+		size_t got = 0;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while ((n = read(fd[1], buf, IO_CHUNK)) > 0)
+			got += n;
+		_exit(!n && got == TRANSFER_SIZE ? EXIT_SUCCESS : EXIT_FAILURE);
+	}
+
+	start = now();
+	while (sent < TRANSFER_SIZE) {
+		len = TRANSFER_SIZE - sent;
+		if (len > IO_CHUNK)
+			len = IO_CHUNK;
+		n = send(fd[0], buf, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			break;
+		sent += n;
+	}
+	shutdown(fd[0], SHUT_WR);
+	free(buf);
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != EXIT_SUCCESS || sent != TRANSFER_SIZE)
+		return -1;
+	return (now() - start) * 1e6;
+}
+
+/* Runs in the holder, in C: fill C with page cache, then connect. */
+static int socket_charge(void *arg)
+{
+	struct socket_state *s = arg;
+
+	/* its own process group, which takes the readers along */
+	if (setpgid(0, 0) || read_file(&s->f) || tcp_pair(s->dead))
+		return EXIT_FAILURE;
+
+	return EXIT_SUCCESS;
+}
+
+/* Runs in the holder, in K: one transfer per query (transfer_names). */
+static long socket_query(void *arg)
+{
+	struct socket_state *s = arg;
+	int fresh[2];
+	long us;
+
+	if (s->nr_transfers++ == DEAD_TRANSFER) {
+		us = timed_transfer(s->dead);
+		close_pair(s->dead);
+		return us;
+	}
+	if (tcp_pair(fresh))
+		return -1;
+	us = timed_transfer(fresh);
+	close_pair(fresh);
+
+	return us;
+}
+
+static int socket_setup(struct reparent_test *t)
+{
+	int fd[2];
+	char max[32];
+
+	if (tcp_pair(fd)) {
+		if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
+			ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
+				       t->name, strerror(errno));
+			return KSFT_SKIP;
+		}
+		report(t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
+		       strerror(errno));
+		return KSFT_FAIL;
+	}
+	close_pair(fd);
+
+	snprintf(max, sizeof(max), "%d", SOCKET_CG_MAX);
+	if (cg_write(t->child, "memory.max", max)) {
+		report(t, 0, "cannot set %s/memory.max\n", t->child);
+		return KSFT_FAIL;
+	}
+
+	return file_setup(t);
+}
+
+/*
+ * Kill the holder and a reader it may have left: they are in the
+ * holder's process group, and a reader that outlived the holder is this
+ * process's child now (PR_SET_CHILD_SUBREAPER).
+ */
+static void socket_cleanup(struct reparent_test *t)
+{
+	struct socket_state *s = t->priv;
+	pid_t pgid = s->f.h.pid;
+
+	if (pgid > 0) {
+		kill(-pgid, SIGKILL);
+		kill(pgid, SIGKILL);
+	}
+	file_free(t);
+	if (pgid > 0)
+		while (waitpid(-pgid, NULL, 0) > 0)
+			;
+}
+
+static int test_reparent_socket_limit(const char *root)
+{
+	struct socket_state s = {
+		.f = FILE_STATE(SOCKET_FILE_SIZE),
+		.dead = { -1, -1 },
+	};
+	struct memcg_events base, ev[NR_TRANSFERS + 1], *b, *a;
+	long us[NR_TRANSFERS], ref;
+	struct reparent_test t;
+	int i, ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret == KSFT_PASS)
+		ret = skip_unless_on_disk(&t);
+	if (ret == KSFT_PASS)
+		ret = socket_setup(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+
+	if (read_events(t.parent, &base)) {
+		report(&t, 0, "cannot read %s/memory.events\n", t.parent);
+		goto cleanup;
+	}
+	if (holder_start(&s.f.h, &t, socket_charge, socket_query, &s) ||
+	    rt_remove_child(&t, -1))
+		goto cleanup;
+	if (!access(t.child, F_OK) || errno != ENOENT) {
+		report(&t, 0, "%s is still there after rmdir\n", t.child);
+		goto cleanup;
+	}
+	if (t.child_last.v[K_CURRENT] < SOCKET_CG_MAX / 4 * 3) {
+		report(&t, 0,
+		       "memory.current of the child: expected >= %d KiB before rmdir, saw %ld KiB\n",
+		       SOCKET_CG_MAX / 4 * 3 / 1024,
+		       kib(t.child_last.v[K_CURRENT]));
+		goto cleanup;
+	}
+	ksft_print_msg("%s: the child had %ld KiB (file %ld KiB) of its %d KiB at rmdir\n",
+		       t.name, kib(t.child_last.v[K_CURRENT]),
+		       kib(t.child_last.v[K_FILE]), SOCKET_CG_MAX / 1024);
+
+	for (i = 0; i < NR_TRANSFERS; i++) {
+		if (read_events(t.parent, &ev[i])) {
+			report(&t, 0, "cannot read %s/memory.events\n",
+			       t.parent);
+			goto cleanup;
+		}
+		us[i] = holder_query(&s.f.h);
+		if (us[i] < 0) {
+			ksft_print_msg("%s: the %s transfer failed\n", t.name,
+				       transfer_names[i]);
+			t.failed = true;
+			goto cleanup;
+		}
+	}
+	if (read_events(t.parent, &ev[i])) {
+		report(&t, 0, "cannot read %s/memory.events\n", t.parent);
+		goto cleanup;
+	}
+	t.checked = true;
+
+	ref = us[0] > us[2] ? us[0] : us[2];
+	b = &ev[DEAD_TRANSFER];
+	a = &ev[DEAD_TRANSFER + 1];
+	ksft_print_msg("%s: %d MiB in %ld ms through C's sockets, %ld and %ld ms through K's\n",
+		       t.name, TRANSFER_SIZE >> 20, us[DEAD_TRANSFER] / 1000,
+		       us[0] / 1000, us[2] / 1000);
+	ksft_print_msg("%s: P's memory.events during it: oom %+ld, oom_kill %+ld, max %+ld\n",
+		       t.name, a->oom - b->oom, a->oom_kill - b->oom_kill,
+		       a->max - b->max);
+
+	if (a->oom != b->oom || a->oom_kill != b->oom_kill) {
+		ksft_print_msg("%s: memcg OOM in P during the transfer: oom %+ld, oom_kill %+ld\n",
+			       t.name, a->oom - b->oom, a->oom_kill - b->oom_kill);
+		t.failed = true;
+	}
+	if (ev[i].oom != base.oom || ev[i].oom_kill != base.oom_kill) {
+		ksft_print_msg("%s: memcg OOM in P during the test: oom %+ld, oom_kill %+ld\n",
+			       t.name, ev[i].oom - base.oom,
+			       ev[i].oom_kill - base.oom_kill);
+		t.failed = true;
+	}
+	if (us[DEAD_TRANSFER] > SOCKET_SLOWDOWN * ref + SOCKET_GRACE_US) {
+		ksft_print_msg("%s: the transfer took %ld ms, expected <= %d x %ld + %d ms\n",
+			       t.name, us[DEAD_TRANSFER] / 1000,
+			       SOCKET_SLOWDOWN, ref / 1000,
+			       SOCKET_GRACE_US / 1000);
+		t.failed = true;
+	}
+
+cleanup:
+	socket_cleanup(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
  * Read this binary once, so that the page cache of its text is charged
  * here and not to the first child that happens to execute a given page.
  */
@@ -2809,6 +3152,7 @@ static struct memcg_reparent_test {
 	T(test_reparent_thp),
 	T(test_reparent_cgwb),
 	T(test_reparent_churn),
+	T(test_reparent_socket_limit),
 };
 
 #undef T

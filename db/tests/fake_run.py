@@ -246,6 +246,7 @@ def kselftest_run(d, kernel, started='2026-12-03T09:00:00Z'):
     out = ['@@ boot kernel=6.12.118+ init_uptime=2.06 ready_uptime=3.24 job=kselftest mem_kb=1016164 cpus=2']
     for test, subs in KSELFTEST.items():
         out.append(f'@@ begin {test}')
+        out.append(f'1..{len(subs)}')
         rc = 0
         for i, s in enumerate(subs, 1):
             bad = kernel == 'original' and s in LRU_SUBTESTS

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ptyrun: run a command on a pseudo-terminal, copy its output to stdout and
- * to a second file, and kill it after a deadline.
+ * to other files, and kill it after a deadline.
  *
- *   ptyrun SECONDS COPY-PATH COMMAND [ARG...]
+ *   ptyrun SECONDS COPY-PATH[,COPY-PATH...] COMMAND [ARG...]
+ *
+ * (the guest's init copies a test's TAP to the results channel and to a
+ * file it reads to decide on reruns).
  *
  * Why: the upstream cgroup kselftests fork and leave stdio fully buffered
  * when stdout is a pipe, so every child that exits flushes a copy of the
@@ -26,6 +29,8 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#define MAX_COPIES 4
 
 static void write_all(int fd, const char *buf, ssize_t len)
 {
@@ -52,21 +57,33 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	int master, copy, status, timed_out = 0;
+	int master, copy[MAX_COPIES], ncopy = 0, status, timed_out = 0;
 	struct termios tio;
 	double deadline;
 	char buf[4096];
-	char *slave;
+	char *slave, *path, *paths;
 	pid_t pid;
+	int i;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: ptyrun SECONDS COPY-PATH COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: ptyrun SECONDS COPY-PATH[,COPY-PATH...] COMMAND [ARG...]\n");
 		return 125;
 	}
 	deadline = now() + atof(argv[1]);
-	copy = open(argv[2], O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, 0644);
+	paths = argv[2];
+	while ((path = strsep(&paths, ","))) {
+		if (ncopy == MAX_COPIES) {
+			fprintf(stderr, "ptyrun: at most %d copies\n", MAX_COPIES);
+			return 125;
+		}
+		copy[ncopy] = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, 0644);
+		if (copy[ncopy++] < 0) {
+			perror(path);
+			return 125;
+		}
+	}
 	master = posix_openpt(O_RDWR | O_NOCTTY);
-	if (copy < 0 || master < 0 || grantpt(master) || unlockpt(master) ||
+	if (master < 0 || grantpt(master) || unlockpt(master) ||
 	    !(slave = ptsname(master))) {
 		perror("ptyrun: setup");
 		return 125;
@@ -98,7 +115,8 @@ int main(int argc, char **argv)
 		if (fd > 2)
 			close(fd);
 		close(master);
-		close(copy);
+		for (i = 0; i < ncopy; i++)
+			close(copy[i]);
 		execvp(argv[3], argv + 3);
 		perror("ptyrun: exec");
 		_exit(127);
@@ -126,7 +144,8 @@ int main(int argc, char **argv)
 		if (n <= 0)	/* EIO: every holder of the slave side is gone */
 			break;
 		write_all(1, buf, n);
-		write_all(copy, buf, n);
+		for (i = 0; i < ncopy; i++)
+			write_all(copy[i], buf, n);
 	}
 	if (waitpid(pid, &status, 0) < 0)
 		return 125;
