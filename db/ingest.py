@@ -277,6 +277,14 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
         if kind == 'kselftest':
             n = store_kselftest(db, run_id, kernel, meta, results, known, expect)
             what = f'kselftest on {kernel}, {n} subtests'
+            if done is None:
+                # The guest never said it was done: the results stop where
+                # the channel was cut, and the run says so.
+                cut = 'results cut short: no "@@ done" record in results.log'
+                db.execute("UPDATE runs SET error = coalesce(error, ?), "
+                           "verdict = CASE verdict WHEN 'clean' THEN 'cut' ELSE verdict END WHERE id = ?",
+                           (cut, run_id))
+                what += f'; {cut}'
         elif kind == 'bench':
             path = os.path.join(run_dir, 'samples.log')
             if not os.path.exists(path):

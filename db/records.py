@@ -11,6 +11,15 @@ NUMBER = re.compile(r'^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$')
 DONE = re.compile(r'^@@ done rc=(-?\d+)(?: error=(.*))?')
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def printable(word):
+    """A source or key: printable ASCII, no space, no control byte (a NUL
+    from a corrupted channel must not become a new key)."""
+    return bool(word) and all(33 <= ord(c) <= 126 for c in word)
+
+
 def read_meta(path):
     """boot.sh's key=value lines; a key written twice keeps its last value."""
     meta = {}
@@ -79,16 +88,19 @@ class Samples:
                 if cur is None:
                     continue       # stray data outside a snapshot: not ours to guess
                 parts = line.split(' ')
+                why = 'is not "source key integer"'
                 if len(parts) == 3:
                     v = parts[2].rstrip('\r\n')
-                    if v.isdigit() or (v[:1] == '-' and v[1:].isdigit()):
-                        try:
-                            cur[4].append((parts[0], parts[1], int(v)))
+                    if not (printable(parts[0]) and printable(parts[1])):
+                        why = 'has a control or non-ASCII byte in its source or key'
+                    elif v.isascii() and (v.isdigit() or (v[:1] == '-' and v[1:].isdigit())):
+                        v = int(v)
+                        if INT64_MIN <= v <= INT64_MAX:
+                            cur[4].append((parts[0], parts[1], v))
                             continue
-                        except ValueError:      # a digit int() does not take
-                            pass
+                        why = 'has a value outside sqlite\'s 64-bit integers'
                 if not cur[5]:
-                    cur[5] = f'line {n} is not "source key integer": {line.strip()[:80]!r}'
+                    cur[5] = f'line {n} {why}: {line.strip()[:80]!r}'
                 continue
             line = line.rstrip('\r\n')
             if cur is not None and not line.startswith(('@@ sample ', '@@ endsample')):
@@ -113,10 +125,10 @@ class Samples:
                         self.problems.append(f'line {n}: "@@ endsample" without its "@@ sample"')
                 elif not m or int(m.group(1)) != cur[0]:
                     self._drop(cur[0], f'bad or foreign "@@ endsample" at line {n}: {line[:80]!r}')
-                elif int(m.group(2)) != len(cur[4]):
-                    self._drop(cur[0], f'{len(cur[4])} data lines, "@@ endsample" says {m.group(2)}')
                 elif cur[5]:
                     self._drop(cur[0], cur[5])
+                elif int(m.group(2)) != len(cur[4]):
+                    self._drop(cur[0], f'{len(cur[4])} data lines, "@@ endsample" says {m.group(2)}')
                 elif cur[0] in seen:
                     self._drop(cur[0], 'sequence number seen before')
                 elif len({(s, k) for s, k, _ in cur[4]}) != len(cur[4]):

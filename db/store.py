@@ -43,12 +43,28 @@ def connect(path=None, create=True):
     path = path or default_path()
     if not create and not os.path.exists(path):
         raise FileNotFoundError(path)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    db = sqlite3.connect(path, isolation_level=None, timeout=60)
-    db.execute('PRAGMA journal_mode = WAL')
-    db.execute('PRAGMA synchronous = NORMAL')
-    db.execute('PRAGMA cache_size = -65536')   # KiB: the hot pages of a 1M-sample load
-    migrate(db, path)
+    if os.path.isdir(path):
+        raise SystemExit(f'runs database {path} is a directory: point RUNS_DB at a file')
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise SystemExit(f'runs database {path}: cannot create {folder}: {e.strerror}')
+    # The mode bits, not access(): root may write anything, but a database
+    # made read-only says it is not to be written.
+    if os.path.exists(path) and not (os.stat(path).st_mode & 0o222 and os.access(path, os.W_OK)):
+        raise SystemExit(f'runs database {path} is read-only: make it writable or point RUNS_DB elsewhere')
+    try:
+        db = sqlite3.connect(path, isolation_level=None, timeout=60)
+        db.execute('PRAGMA journal_mode = WAL')
+        db.execute('PRAGMA synchronous = NORMAL')
+        db.execute('PRAGMA cache_size = -65536')   # KiB: the hot pages of a 1M-sample load
+        migrate(db, path)
+    except sqlite3.OperationalError as e:
+        raise SystemExit(f'runs database {path}: {e}')
+    except sqlite3.DatabaseError as e:
+        raise SystemExit(f'runs database {path}: {e} (not an sqlite database, or damaged: '
+                         f'point RUNS_DB at another file, or move this one away)')
     return db
 
 

@@ -86,7 +86,10 @@ tail -n +1 -F "$RUN_DIR/results.log" 2>/dev/null | grep --line-buffered -vE '^@@
 tailer=$!
 t0=$(date +%s)
 set +e
-timeout -k 10 "$DEADLINE" qemu-system-x86_64 \
+# The harness owns its QEMU: setpriv's parent-death signal kills timeout
+# when this script dies, and QEMU when timeout dies, however they are
+# killed, so no QEMU goes on writing into a run that was judged.
+setpriv --pdeathsig KILL timeout -k 10 "$DEADLINE" setpriv --pdeathsig KILL qemu-system-x86_64 \
 	-m "$MEM" -smp "$SMP" -display none -no-reboot -monitor none -nic none \
 	-kernel "$image" -append "$cmdline" \
 	-drive file="$RUN_DIR/root.img",if=virtio,format=raw \
@@ -104,10 +107,18 @@ secs=$(($(date +%s) - t0))
 echo "wall_secs=$secs" >>"$RUN_DIR/meta"
 echo "qemu_rc=$qrc" >>"$RUN_DIR/meta"
 rm -f "$RUN_DIR/root.img" "$RUN_DIR/swap.img"
+mkdir -p "$BUILD/runs"
 ln -sfn "$RUN_DIR" "$BUILD/runs/last-$kernel"
 
 timed_out=()
-[ "$qrc" = 124 ] || [ "$qrc" = 137 ] && timed_out=(--timed-out "$DEADLINE")
+# timeout(1) exits 124 at the deadline, 137 when QEMU then needed a KILL;
+# 128+N before the deadline means QEMU (or timeout) was killed by signal N.
+if [ "$qrc" = 124 ] || { [ "$qrc" = 137 ] && [ "$secs" -ge "$DEADLINE" ]; }; then
+	timed_out=(--timed-out "$DEADLINE")
+elif [ "$qrc" -gt 128 ] && [ "$qrc" -lt 160 ]; then
+	echo "verdict=killed" >>"$RUN_DIR/meta"
+	die "kernel $kernel: QEMU was killed by SIG$(kill -l $((qrc - 128)) 2>/dev/null || echo $((qrc - 128))) after ${secs}s, before the ${DEADLINE}s deadline: the run is incomplete (logs: $RUN_DIR)"
+fi
 if [ "$qrc" != 0 ] && [ ${#timed_out[@]} = 0 ]; then
 	sed 's/^/    /' "$RUN_DIR/qemu.log" >&2
 	die "qemu failed to run (exit $qrc; log: $RUN_DIR/qemu.log)"

@@ -48,7 +48,7 @@ fi
 # for boot.sh).  Sets RUN_DIR; returns non-zero when the guest run was not
 # clean or an outcome surprised the matrix.
 run_tests() {
-	local suffix=$1 list=$2 boot_rc=0 tap_rc=0
+	local suffix=$1 list=$2 boot_rc=0 tap_rc=0 store_rc=0
 	shift 2
 	RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-kselftest$suffix"
 	export RUN_DIR
@@ -59,9 +59,10 @@ run_tests() {
 		--expect "$TOP/qemu-run/expectations" --plans "$TOP/qemu-run/plans" \
 		--tests "$list" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
 	# Store the run (failed ones too) in the runs database (db/ingest.py).
-	python3 "$TOP/db/ingest.py" "$RUN_DIR" || warn "run $RUN_DIR not stored in the runs database (see above)"
+	python3 "$TOP/db/ingest.py" "$RUN_DIR" || store_rc=$?
 	[ "$boot_rc" = 0 ] || { warn "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"; return 1; }
 	[ "$tap_rc" = 0 ] || { warn "kernel $kernel: kselftest outcomes differ from qemu-run/expectations (table above)"; return 1; }
+	[ "$store_rc" = 0 ] || { warn "run $RUN_DIR not stored in the runs database (see above)"; return 1; }
 }
 
 status=0

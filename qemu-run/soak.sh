@@ -210,7 +210,10 @@ if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
 fi
 
 # Store the run (failed ones too) in the runs database (db/ingest.py).
-python3 "$TOP/db/ingest.py" "$RUN_DIR" || warn "run $RUN_DIR not stored in the runs database (see above)"
+# A run that is not stored fails the job: a cron job must know.
+store_rc=0
+python3 "$TOP/db/ingest.py" "$RUN_DIR" || store_rc=$?
 
 [ "$boot_rc" = 0 ] || die "$label: the guest run failed (see above; logs in $RUN_DIR)"
 [ "$sum_rc" = 0 ] || die "$label: the soak did not finish cleanly (logs in $RUN_DIR)"
+[ "$store_rc" = 0 ] || die "$label: the run was not stored in the runs database (see above; logs in $RUN_DIR, store it with db/ingest.py $RUN_DIR)"

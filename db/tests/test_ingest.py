@@ -118,6 +118,25 @@ class Soak(Base):
         self.assertEqual(self.one('SELECT count(*) FROM samples WHERE seq = 5'), 0)
         self.assertEqual(consistent(self.db), [])
 
+    def test_huge_value_drops_a_snapshot_not_the_run(self):
+        d = os.path.join(self.tmp, 'o')
+        fake_run.soak_run(d, 'original', gens=200, sample_every=50)
+        path = os.path.join(d, 'samples.log')
+        with open(path) as f:
+            text = f.read()
+        # The first data line of snapshot 2 gets a value past int64.
+        head, _, tail = text.partition('@@ sample 2 ')
+        first, _, rest = tail.partition('\n')
+        line, _, rest = rest.partition('\n')
+        src, key, _ = line.split(' ')
+        with open(path, 'w') as f:
+            f.write(f'{head}@@ sample 2 {first}\n{src} {key} 99999999999999999999\n{rest}')
+        line = self.ingest(d)
+        self.assertIn('1 snapshots dropped (snapshot 2: line', line)
+        self.assertIn('64-bit', line)
+        self.assertEqual(self.one('SELECT count(*) FROM samples WHERE seq = 2'), 0)
+        self.assertEqual(consistent(self.db), [])
+
     def test_miscounted_snapshot_is_dropped(self):
         d = os.path.join(self.tmp, 'o')
         fake_run.soak_run(d, 'original', gens=200, sample_every=50, miscount=True)
@@ -228,6 +247,21 @@ class Kselftest(Base):
         self.assertEqual(self.one('SELECT count(*) FROM kselftest WHERE surprise = 1'),
                          int(re.search(r'(\d+) surprises', out.splitlines()[-1]).group(1)))
 
+    def test_cut_results_say_so(self):
+        d = os.path.join(self.tmp, 'cut')
+        fake_run.kselftest_run(d, 'patched')
+        path = os.path.join(d, 'results.log')
+        with open(path) as f:
+            lines = f.read().splitlines()
+        with open(path, 'w') as f:
+            f.write('\n'.join(lines[:len(lines) // 2]) + '\n')
+        line = self.ingest(d)
+        self.assertIn('results cut short', line)
+        self.assertEqual(self.db.execute('SELECT verdict, error FROM runs').fetchone(),
+                         ('cut', 'results cut short: no "@@ done" record in results.log'))
+        # ... and the test it stopped in failed.
+        self.assertGreater(self.one("SELECT count(*) FROM kselftest WHERE outcome = 'fail'"), 0)
+
     def test_missing_from_matrix(self):
         d = os.path.join(self.tmp, 'o')
         fake_run.kselftest_run(d, 'original')
@@ -281,6 +315,18 @@ class Parse(unittest.TestCase):
         self.assertEqual([s[0] for s in snaps], [6])
         self.assertEqual(w.dropped, 9)
         self.assertIn('cut short', w.problems[-1])
+
+    def test_garbage_bytes_and_huge_values_drop_their_snapshot(self):
+        snaps, w = self.walk(
+            '@@ sample 1 gen=0 t_ms=5\nmeminfo Sl\x00ab 1\n@@ endsample 1 lines=1\n'       # NUL in a key
+            '@@ sample 2 gen=1 t_ms=6\nmeminfo Slab 9223372036854775808\n@@ endsample 2 lines=1\n'
+            '@@ sample 3 gen=2 t_ms=7\nmeminfo Slab \u0661\n@@ endsample 3 lines=1\n'     # a non-ASCII digit
+            '@@ sample 4 gen=3 t_ms=8\nmeminfo Slab -9223372036854775808\n@@ endsample 4 lines=1\n')
+        self.assertEqual([(s[0], s[4]) for s in snaps], [(4, [('meminfo', 'Slab', -(1 << 63))])])
+        self.assertEqual(w.dropped, 3)
+        self.assertIn('control or non-ASCII byte', w.problems[0])
+        self.assertIn('64-bit', w.problems[1])
+        self.assertIn('not "source key integer"', w.problems[2])
 
     def test_done_record(self):
         boot, done = records.read_boot(['@@ boot kernel=6.12.118+ job=soak', '@@ done rc=2 error=no soak binary'])
