@@ -13,11 +13,13 @@ so on the page.  Ends with one line: where the page is and how long it took.
 import argparse
 import bisect
 import datetime
+import fcntl
 import html
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -578,6 +580,33 @@ def render(db_path, out):
     return bad, secs
 
 
+def render_swap(db_path, out):
+    """Render into a new folder beside out and swap it in at the end, under
+    a lock: a render that fails (an error, a kill, a database this checkout
+    cannot read) leaves the last dashboard as it was, and two renders at
+    once take turns."""
+    out = os.path.abspath(out)
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    with open(out + '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        new = tempfile.mkdtemp(prefix=os.path.basename(out) + '.new-', dir=parent)
+        try:
+            result = render(db_path, new)
+        except BaseException:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        old = None
+        if os.path.isdir(out):
+            old = tempfile.mkdtemp(prefix=os.path.basename(out) + '.old-', dir=parent)
+            os.rename(out, os.path.join(old, 'report'))
+        os.rename(new, out)
+        os.chmod(out, 0o755)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    return result
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--db', help='the runs database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
@@ -589,7 +618,7 @@ def main(argv):
         return 1
     db_path = args.db or store.default_path()
     out = args.out or os.path.join(os.environ.get('BUILD') or os.path.join(TOP, 'build'), 'report')
-    bad, secs = render(db_path, out)
+    bad, secs = render_swap(db_path, out)
     for b in bad:
         print(f'report: error: {b}', file=sys.stderr)
     print(f'report: {os.path.join(out, "index.html")} from {db_path} in {secs:.1f} s'

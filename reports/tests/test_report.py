@@ -34,7 +34,7 @@ class Links(html.parser.HTMLParser):
 
 
 def render(db, out):
-    bad, secs = report.render(db, out)
+    bad, secs = report.render_swap(db, out)
     with open(os.path.join(out, 'index.html')) as f:
         text = f.read()
     p = Links()
@@ -130,6 +130,31 @@ class Report(unittest.TestCase):
         self.assertIn('No kselftest run in the database yet', text)
         self.assertIn('The database holds no runs.', text)
         self.assertEqual(p.imgs, [])
+        self.check_files(out, p)
+
+    def test_failed_render_keeps_the_last_dashboard(self):
+        out = os.path.join(self.tmp, 'out-keep')
+        render(self.orig, out)
+        with open(os.path.join(out, 'index.html')) as f:
+            before = f.read()
+        future = os.path.join(self.tmp, 'future.sqlite')
+        db = store.connect(future)
+        db.execute(f'PRAGMA user_version = {store.SCHEMA_VERSION + 1}')
+        db.close()
+        with self.assertRaises(SystemExit) as e:
+            report.render_swap(future, out)
+        self.assertIn('newer than this checkout knows', str(e.exception))
+        with open(os.path.join(out, 'index.html')) as f:
+            self.assertEqual(f.read(), before)
+        self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith('out-keep.')], ['out-keep.lock'])
+
+    def test_two_renders_at_once(self):
+        import concurrent.futures
+        out = os.path.join(self.tmp, 'out-twice')
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            jobs = [ex.submit(report.render_swap, self.both, out) for _ in range(2)]
+            self.assertEqual([j.result()[0] for j in jobs], [[], []])
+        _, _, p = render(self.both, out)
         self.check_files(out, p)
 
     def test_rerender_removes_stale_plots(self):
