@@ -15,7 +15,10 @@ run: deps ## the main job: both kernels, the same soak on each, the dashboard
 nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
 	@NIGHTLY=1 $(RUN)/main.sh
 
-.PHONY: run nightly help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (db/flaky.py)
+	@$(RUN)/flaky-nightly.sh
+
+.PHONY: run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"

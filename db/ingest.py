@@ -137,13 +137,14 @@ def store_kselftest(db, run_id, kernel, meta, lines, known, expect):
     rows = []
     for r in v.results:
         want = expect_of.get(r.key, {}).get(kernel, 'pass')
-        rows.append((r.test, r.subtest, r.outcome, r.reason, want, int((r.key, r.outcome) in surprising)))
+        rows.append((r.test, r.subtest, r.outcome, r.reason, want, int((r.key, r.outcome) in surprising),
+                     r.attempts[0], len(r.attempts), r.attempts.count('fail')))
     for key, want, got in v.surprises:
         if got == 'did not run':
             test, _, subtest = key.partition(':')
-            rows.append((test, subtest, 'miss', 'listed in the matrix, did not run', want, 1))
-    db.executemany('INSERT INTO kselftest (run_id, ord, test, subtest, outcome, reason, expected, surprise) '
-                   'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            rows.append((test, subtest, 'miss', 'listed in the matrix, did not run', want, 1, 'miss', 0, 0))
+    db.executemany('INSERT INTO kselftest (run_id, ord, test, subtest, outcome, reason, expected, surprise, '
+                   'first, attempts, failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
                    [(run_id, i, *row) for i, row in enumerate(rows, 1)])
     return len(rows)
 

@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, 'db'))
 sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+import flaky  # noqa: E402
 import store  # noqa: E402
 from kernels import KERNELS, KSELFTESTS  # noqa: E402
 
@@ -456,6 +457,26 @@ def section_kselftest(page, st):
              'qemu-run/expectations (hover a cell for the expected outcome and the reason).</p>')
 
 
+def section_flaky(page, st):
+    page.add('<h2 id="flaky">Flaky subtests: failure rate per kernel</h2>')
+    rows = flaky.compare(flaky.rates(st.db))
+    if not rows:
+        page.add('<p>No subtest failed in a kselftest run of original and another kernel: nothing to '
+                 'compare (<code>make nightly-flaky</code> runs each flaky-listed test 20 times per kernel).</p>')
+        return
+    page.add('<table><tr><th>test</th><th>subtest</th><th>kernel</th><th>original fails</th>'
+             '<th>kernel fails</th><th>p (kernel fails more)</th></tr>')
+    for (test, sub), kernel, (kb, nb), (k, n), p, worse in rows:
+        cls = ' class="fail"' if worse else ''
+        page.add(f'<tr{cls}><td>{esc(test)}</td><td>{esc(sub)}</td><td>{esc(kernel)}</td>'
+                 f'<td>{kb} of {nb} ({100 * kb / nb:.0f}%)</td><td>{k} of {n} ({100 * k / n:.0f}%)</td>'
+                 f'<td>{p:.3g}</td></tr>')
+    page.add('</table><p class="caption">First attempts of every stored kselftest run (reruns of flaky '
+             'subtests aside); p is the one-sided Fisher exact test that the kernel fails more often than '
+             'original; a highlighted row (p &lt; 0.05) fails <code>make nightly-flaky</code> '
+             '(<code>db/flaky.py</code>).</p>')
+
+
 def section_trend(page, st):
     page.add('<h2 id="trend">Across nightly runs</h2>')
     rows = st.q('SELECT day, kernel, run_id, gens, final_dying, dropped_dying FROM nightly_trend ORDER BY day, kernel')
@@ -522,7 +543,7 @@ figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid
 
 NAV = [('runs', 'runs'), ('dying', 'dying cgroups'), ('cost', 'memory cost'), ('table', 'table'),
        ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'), ('kselftest', 'kselftests'),
-       ('trend', 'nightly trend'), ('all-runs', 'recent runs')]
+       ('flaky', 'flaky subtests'), ('trend', 'nightly trend'), ('all-runs', 'recent runs')]
 
 
 def render(db_path, out):
@@ -565,6 +586,7 @@ def render(db_path, out):
         section_slabinfo(page, soaks, st)
         section_memstat(page, soaks, st)
         section_kselftest(page, st)
+        section_flaky(page, st)
         section_trend(page, st)
         section_recent(page, st)
         db.close()

@@ -217,30 +217,42 @@ class Migration(unittest.TestCase):
     """A version-1 database with runs in it becomes version 2 with its data
     intact; the new kinds are allowed, others still refused."""
 
-    def test_v1_to_v2(self):
+    def test_v1_to_latest(self):
         tmp = tempfile.mkdtemp(prefix='db-mig-')
         try:
             path = os.path.join(tmp, 'v1.sqlite')
             first = store.migrations()[:1]
             with mock.patch.object(store, 'migrations', lambda: first), \
                     mock.patch.object(store, 'SCHEMA_VERSION', 1):
-                fake_run.fill_db(path, os.path.join(tmp, 'runs'), nights=2, gens=200, sample_every=50)
+                # Today's ingest writes today's kselftest columns: the v1
+                # rows are written as v1 had them.
+                fake_run.fill_db(path, os.path.join(tmp, 'runs'), nights=2, gens=200, sample_every=50,
+                                 kselftest=False)
             old = sqlite3.connect(path)
+            rid = old.execute('SELECT min(id) FROM runs').fetchone()[0]
+            old.executemany('INSERT INTO kselftest (run_id, ord, test, subtest, outcome, reason, expected, surprise) '
+                            'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+                            [(rid, 1, 't', 'a', 'pass', '', 'pass', 0), (rid, 2, 't', 'b', 'fail', '', 'fail', 0)])
+            old.commit()
             self.assertEqual(old.execute('PRAGMA user_version').fetchone()[0], 1)
             tables = ('kernels', 'runs', 'params', 'kselftest', 'sources', 'keys', 'snapshots', 'samples')
             before = {t: old.execute(f'SELECT * FROM {t} ORDER BY 1, 2').fetchall() for t in tables}
             views = ('run_list', 'latest_runs', 'dying', 'kselftest_matrix', 'soak_final', 'nightly_trend')
             vbefore = {v: old.execute(f'SELECT * FROM {v} ORDER BY 1, 2').fetchall() for v in views}
             old.close()
-            self.assertGreater(len(before['runs']), 4)
+            self.assertEqual(len(before['runs']), 4)
+            self.assertEqual(len(before['kselftest']), 2)
 
             db = store.connect(path)
-            self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], 2)
+            self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
             for t in tables:
                 after = db.execute(f'SELECT * FROM {t} ORDER BY 1, 2').fetchall()
                 if t == 'runs':         # one more column, batch, NULL
                     self.assertEqual({r[-1] for r in after}, {None})
                     after = [r[:-1] for r in after]
+                if t == 'kselftest':    # v3: first NULL, 1 attempt, 0 failed
+                    self.assertEqual({r[-3:] for r in after}, {(None, 1, 0)})
+                    after = [r[:-3] for r in after]
                 self.assertEqual(after, before[t], t)
             for v in views:
                 after = db.execute(f'SELECT * FROM {v} ORDER BY 1, 2').fetchall()
@@ -258,7 +270,7 @@ class Migration(unittest.TestCase):
             db.close()
             # Opening it again changes nothing.
             db = store.connect(path)
-            self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], 2)
+            self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
             db.close()
         finally:
             shutil.rmtree(tmp)

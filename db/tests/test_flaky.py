@@ -1,0 +1,75 @@
+"""db/flaky.py: failure rates from the stored first attempts, and Fisher's
+exact test between kernels."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+import flaky  # noqa: E402
+import ingest  # noqa: E402
+import store  # noqa: E402
+
+
+def repeat_run(d, kernel, fails, reps=20, started='2026-12-04T02:00:00Z'):
+    """A make repeat run: test t, subtests a (never fails) and b (fails in
+    the repetitions listed in fails), no reruns."""
+    os.makedirs(d)
+    with open(os.path.join(d, 'meta'), 'w') as f:
+        f.write(f'kernel={kernel}\njob=kselftest\nargs=tests={",".join(["t"] * reps)} timeout=900 retries=0\n'
+                f'mem=1024\nsmp=2\nimage_key=k-{kernel}\nstarted={started}\nwall_secs=9\nverdict=clean\n')
+    out = ['@@ boot kernel=6.12.118 job=kselftest cpus=2']
+    for i in range(reps):
+        bad = i in fails
+        out += ['@@ begin t', '1..2', 'ok 1 a', f'{"not ok" if bad else "ok"} 2 b', f'@@ end t rc={int(bad)} secs=1']
+    out.append('@@ done rc=0')
+    with open(os.path.join(d, 'results.log'), 'w') as f:
+        f.write('\n'.join(out) + '\n')
+
+
+class Fisher(unittest.TestCase):
+    def test_values(self):
+        # 0 of 20 against 6 of 20: p = C(20,6)/C(40,6) = 0.0101...
+        self.assertAlmostEqual(flaky.fisher_greater(0, 20, 6, 20), 38760 / 3838380, places=6)
+        # 3 of 20 on each: 1 - P(X <= 2) for X ~ hypergeometric(40, 6, 20)
+        self.assertAlmostEqual(flaky.fisher_greater(3, 20, 3, 20), 0.669290, places=5)
+        self.assertEqual(flaky.fisher_greater(5, 20, 0, 20), 1.0)
+
+
+class Rates(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='flaky-test-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.path = os.path.join(self.tmp, 'runs.sqlite')
+        self.db = store.connect(self.path)
+        self.addCleanup(self.db.close)
+        empty = os.path.join(self.tmp, 'empty')
+        open(empty, 'w').close()
+        self.empty = empty
+
+    def store(self, kernel, fails):
+        d = os.path.join(self.tmp, kernel)
+        repeat_run(d, kernel, fails)
+        ingest.ingest(self.db, d, known=self.empty, expect=self.empty, db_path=self.path)
+
+    def test_worse_on_patched_fails_the_check(self):
+        self.store('original', {3})
+        self.store('patched', {1, 4, 7, 9, 12, 15, 18})
+        table = flaky.rates(self.db)
+        self.assertEqual(table[('t', 'b')], {'original': (1, 20), 'patched': (7, 20)})
+        self.assertEqual(table[('t', 'a')], {'original': (0, 20), 'patched': (0, 20)})
+        rows = flaky.compare(table)
+        self.assertEqual([(r[0], r[1], r[5]) for r in rows], [(('t', 'b'), 'patched', True)])
+        self.assertEqual(flaky.main(['--db', self.path]), 1)
+
+    def test_the_same_rate_passes(self):
+        self.store('original', {3, 9})
+        self.store('patched', {5, 11})
+        rows = flaky.compare(flaky.rates(self.db))
+        self.assertFalse(rows[0][5])
+        self.assertEqual(flaky.main(['--db', self.path]), 0)
+
+
+if __name__ == '__main__':
+    unittest.main()
