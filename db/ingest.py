@@ -146,6 +146,8 @@ def store_kselftest(db, run_id, kernel, meta, lines, known, expect):
     db.executemany('INSERT INTO kselftest (run_id, ord, test, subtest, outcome, reason, expected, surprise, '
                    'first, attempts, failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
                    [(run_id, i, *row) for i, row in enumerate(rows, 1)])
+    db.executemany('INSERT INTO kselftest_metrics (run_id, ord, test, subtest, attempt, key, value) '
+                   'VALUES (?, ?, ?, ?, ?, ?, ?)', [(run_id, i, *m) for i, m in enumerate(v.metrics, 1)])
     return len(rows)
 
 
@@ -210,7 +212,7 @@ def store_bench(db, run_id, path):
 
 
 def delete_run(db, run_id):
-    for table in ('samples', 'snapshots', 'kselftest', 'bench', 'params'):
+    for table in ('samples', 'snapshots', 'kselftest', 'kselftest_metrics', 'bench', 'params'):
         db.execute(f'DELETE FROM {table} WHERE run_id = ?', (run_id,))
     db.execute('DELETE FROM runs WHERE id = ?', (run_id,))
 

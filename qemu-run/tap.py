@@ -45,6 +45,8 @@ BEGIN = re.compile(r'^@@ begin (\S+)(?:.*\battempt=(\d+))?')
 END = re.compile(r'^@@ end (\S+) rc=(\d+) secs=(\d+)')
 PLAN = re.compile(r'^1\.\.(\d+)(?:\s*#\s*SKIP\b\s*(.*))?')
 BOOT = re.compile(r'^@@ boot (.*)')
+# A figure a subtest prints for the record: "# METRIC subtest key=value ...".
+METRIC = re.compile(r'^#\s*METRIC (\S+)((?:\s+[A-Za-z0-9_.]+=-?[0-9]+(?:\.[0-9]+)?)+)\s*$')
 KSFT_PASS, KSFT_SKIP = 0, 4
 
 
@@ -117,11 +119,12 @@ def binary_verdict(test, rc, secs, plan, seen, nums):
 
 
 def parse_run(lines, plans=None):
-    """Return (results, done, boot) from the lines of a results channel:
-    boot is the "@@ boot" record's key=value words.  plans: {test: N} for
-    binaries that print no plan line (qemu-run/plans)."""
+    """Return (results, done, boot, metrics) from the lines of a results
+    channel: boot is the "@@ boot" record's key=value words, metrics the
+    "# METRIC" figures as (test, subtest, attempt, key, value).  plans:
+    {test: N} for binaries that print no plan line (qemu-run/plans)."""
     plans = plans or {}
-    results, done, boot = [], False, {}
+    results, done, boot, metrics = [], False, {}, []
     test, attempt, seen, nums, plan, ended = None, 1, [], [], None, False
     for line in lines:
         line = line.rstrip('\r\n')
@@ -152,6 +155,12 @@ def parse_run(lines, plans=None):
             continue
         if test is None:
             continue
+        m = METRIC.match(line)
+        if m:
+            for word in m.group(2).split():
+                key, _, value = word.partition('=')
+                metrics.append((test, m.group(1), attempt, key, float(value)))
+            continue
         m = PLAN.match(line)
         if m:
             plan = int(m.group(1))
@@ -180,12 +189,12 @@ def parse_run(lines, plans=None):
         results.extend(seen)
         results.append(Result(test, '(binary)', 'fail', 'guest stopped during this test',
                               attempt=attempt))
-    return results, done, boot
+    return results, done, boot, metrics
 
 
 def parse_results(lines):
     """Return ([Result], done) from the lines of a results channel."""
-    results, done, _ = parse_run(lines)
+    results, done, _, _ = parse_run(lines)
     return results, done
 
 
@@ -414,7 +423,7 @@ class Verdict:
     """What one kselftest run's results channel says, judged: .results
     (first attempts, reruns folded in), .lines, .counts, .surprises, .notes
     (reruns' binary failures), .expired (known-issue entries past their
-    date), .done, .boot."""
+    date), .done, .boot, .metrics (parse_run)."""
 
 
 def read_plans(path):
@@ -429,7 +438,7 @@ def read_plans(path):
 
 def judge(lines, kernel, known, expect, tests=None, today=None, plans=None):
     v = Verdict()
-    results, v.done, v.boot = parse_run(lines, plans)
+    results, v.done, v.boot, v.metrics = parse_run(lines, plans)
     if tests:
         for t in sorted(set(tests) - {r.test for r in results}):
             results.append(Result(t, '(binary)', 'fail', 'no results at all'))

@@ -3068,6 +3068,11 @@ static int test_reparent_socket_limit(const char *root)
 	ksft_print_msg("%s: P's memory.events during it: oom %+ld, oom_kill %+ld, max %+ld\n",
 		       t.name, a->oom - b->oom, a->oom_kill - b->oom_kill,
 		       a->max - b->max);
+	/* the same figures for the harness's records (db/metrics.py) */
+	ksft_print_msg("METRIC %s dead_ms=%ld ref_ms=%ld oom=%ld oom_kill=%ld max=%ld\n",
+		       t.name, us[DEAD_TRANSFER] / 1000, ref / 1000,
+		       a->oom - b->oom, a->oom_kill - b->oom_kill,
+		       a->max - b->max);
 
 	if (a->oom != b->oom || a->oom_kill != b->oom_kill) {
 		ksft_print_msg("%s: memcg OOM in P during the transfer: oom %+ld, oom_kill %+ld\n",

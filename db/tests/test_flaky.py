@@ -73,3 +73,31 @@ class Rates(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class Metrics(unittest.TestCase):
+    """"# METRIC" lines of a kselftest run are stored and tabulated."""
+
+    def test_stored_and_tabulated(self):
+        import metrics
+        tmp = tempfile.mkdtemp(prefix='metrics-test-')
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, 'runs.sqlite')
+        db = store.connect(path)
+        self.addCleanup(db.close)
+        empty = os.path.join(tmp, 'empty')
+        open(empty, 'w').close()
+        for n, (kernel, ms) in enumerate((('original', 90), ('original', 110), ('patched', 1700))):
+            d = os.path.join(tmp, f'run{n}')
+            repeat_run(d, kernel, set(), reps=1, started=f'2026-12-04T0{n}:00:00Z')
+            with open(os.path.join(d, 'results.log')) as f:
+                text = f.read()
+            text = text.replace('ok 1 a\n', f'ok 1 a\n# METRIC a dead_ms={ms} oom=0.5\n# METRIC bad x=y\n')
+            with open(os.path.join(d, 'results.log'), 'w') as f:
+                f.write(text)
+            ingest.ingest(db, d, known=empty, expect=empty, db_path=path)
+        figs = metrics.figures(db, 'a')
+        self.assertEqual(figs[('t', 'a', 'dead_ms')], {('original', '?'): [90.0, 110.0], ('patched', '?'): [1700.0]})
+        self.assertEqual(figs[('t', 'a', 'oom')][('patched', '?')], [0.5])
+        rows = metrics.table(figs)
+        self.assertIn('100 [90-110]', [r for r in rows if 'dead_ms' in r and 'original' in r][0])

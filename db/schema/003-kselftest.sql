@@ -7,3 +7,18 @@
 ALTER TABLE kselftest ADD COLUMN first TEXT CHECK (first IN ('pass', 'fail', 'skip', 'miss'));
 ALTER TABLE kselftest ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE kselftest ADD COLUMN failed INTEGER NOT NULL DEFAULT 0;
+
+-- Figures a subtest prints as TAP diagnostics, "# METRIC <subtest>
+-- key=value ...", one row per key (test_memcg_reparent's socket test
+-- prints its transfer times and memcg events): db/metrics.py tabulates them
+-- per kernel.  attempt is the run of the binary that printed them.
+CREATE TABLE kselftest_metrics (
+	run_id   INTEGER NOT NULL REFERENCES runs(id),
+	ord      INTEGER NOT NULL,         -- order in results.log
+	test     TEXT NOT NULL,
+	subtest  TEXT NOT NULL,
+	attempt  INTEGER NOT NULL,
+	key      TEXT NOT NULL,
+	value    REAL NOT NULL,
+	PRIMARY KEY (run_id, ord)
+) WITHOUT ROWID;

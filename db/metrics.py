@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The figures kselftest subtests print ("# METRIC subtest key=value"),
+per kernel: median [min-max] over every stored run.
+
+usage: db/metrics.py [--db PATH] [--subtest NAME] [--since TIMESTAMP]
+
+A kernel is its name and the series hash of its image (kernels.series_hash,
+the first 8 digits; "?" when unknown), so two versions of the series never
+mix under "patched".  Only first attempts count (reruns of flaky subtests
+print their figures again).
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import store  # noqa: E402
+
+
+def figures(db, subtest=None, since=''):
+    """{(test, subtest, key): {(kernel, series): [values]}}"""
+    out = {}
+    q = ("SELECT m.test, m.subtest, m.key, k.name, coalesce(substr(k.series_hash, 1, 8), '?'), m.value "
+         "FROM kselftest_metrics m JOIN runs r ON r.id = m.run_id JOIN kernels k ON k.id = r.kernel_id "
+         "WHERE m.attempt = 1 AND r.started >= ?")
+    args = [since]
+    if subtest:
+        q += ' AND m.subtest = ?'
+        args.append(subtest)
+    for test, sub, key, kernel, series, value in db.execute(q + ' ORDER BY r.started, m.ord', args):
+        out.setdefault((test, sub, key), {}).setdefault((kernel, series or '-'), []).append(value)
+    return out
+
+
+def fmt(v):
+    return f'{v:.0f}' if abs(v) >= 100 or v == int(v) else f'{v:.3g}'
+
+
+def table(figs):
+    lines = []
+    for (test, sub, key), per in sorted(figs.items()):
+        for (kernel, series), vals in sorted(per.items()):
+            lines.append(f'{sub:32} {key:10} {kernel:9} {series:9} {len(vals):3}  '
+                         f'{fmt(statistics.median(vals))} [{fmt(min(vals))}-{fmt(max(vals))}]')
+    return lines
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--db', help='the runs database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
+    ap.add_argument('--subtest')
+    ap.add_argument('--since', default='')
+    args = ap.parse_args(argv)
+    path = args.db or store.default_path()
+    if not os.path.exists(path):
+        print(f'metrics: no runs database at {path}', file=sys.stderr)
+        return 1
+    figs = figures(store.connect(path), args.subtest, args.since)
+    if not figs:
+        print('metrics: no figures stored' + (f' for {args.subtest}' if args.subtest else ''))
+        return 1
+    print(f'{"subtest":32} {"key":10} {"kernel":9} {"series":9} {"n":>3}  median [min-max]')
+    for line in table(figs):
+        print(line)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
