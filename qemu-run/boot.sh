@@ -73,6 +73,7 @@ mem=$MEM
 smp=$SMP
 deadline=$DEADLINE
 image_key=$(cat "${image%/arch/x86/boot/bzImage}/.key" 2>/dev/null || echo unknown)
+$(build_ids "${image%/arch/x86/boot/bzImage}")
 cmdline=$cmdline
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 META

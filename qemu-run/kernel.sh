@@ -35,8 +35,12 @@ kernel_key() {
 out=${KERNEL_OUT:-$KBUILD/$name}
 image="$out/arch/x86/boot/bzImage"
 key=$(kernel_key "$name")
+# The series version, beside the key (boot.sh puts it into every run's meta):
+# SERIES_KEY when the caller builds a tree of its own (series-check.sh).
+series=${SERIES_KEY-$(series_key_of "$name")}
 if [ -f "$image" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	say "kernel $name is up to date ($key)"
+	echo "$series" >"$out/.series"
 	exit 0
 fi
 
@@ -50,6 +54,8 @@ if [ -z "${KERNEL_OUT:-}${KERNEL_TREE:-}" ] && [ "$name" != original ] &&
 	cp "$KBUILD/original/arch/x86/boot/bzImage" "$image"
 	cp "$KBUILD/original/.config" "$out/.config"
 	echo "$key" >"$out/.key"
+	# The same code as original: no kernel change of any series.
+	echo "" >"$out/.series"
 	exit 0
 fi
 
@@ -57,7 +63,7 @@ tree=${KERNEL_TREE:-$(tree_of "$name")}
 frags=$(fragments_of "$name")
 fragkey=$(cat $frags | sha)
 mkdir -p "$out"
-rm -f "$out/.key"
+rm -f "$out/.key" "$out/.series"
 log="$out/build.log"
 t0=$(date +%s)
 
@@ -85,4 +91,5 @@ if ! make -C "$tree" O="$out" -j"$JOBS" bzImage >>"$log" 2>&1; then
 	die "kernel $name failed to build after $(elapsed "$t0") (log: $log)"
 fi
 echo "$key" >"$out/.key"
+echo "$series" >"$out/.series"
 say "built kernel $name in $(elapsed "$t0"): $image ($(du -k "$image" | cut -f1) KiB)"

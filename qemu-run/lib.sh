@@ -122,3 +122,19 @@ soak_direction() {
 	fi
 	echo "$([ "$ok" = 1 ] && echo PASS || echo FAIL) $kernel soak: $dying dying memory cgroups after $reached generations and drop_caches, want $want"
 }
+
+# The series version an image was built from (kernel.sh writes it into the
+# build folder as .series: the hash of patches/*.patch, empty for original)
+# and its config, as meta lines for boot.sh: every stored figure carries
+# them, so two versions of the series never mix under "patched".
+series_key_of() {
+	case "$1" in
+	original) echo "" ;;
+	*) cat "$TOP"/patches/*.patch 2>/dev/null | sha ;;
+	esac
+}
+build_ids() {
+	[ -f "$1/.series" ] && echo "series_key=$(cat "$1/.series")"
+	[ -f "$1/.config" ] && echo "config_key=$(sha <"$1/.config")"
+	return 0
+}

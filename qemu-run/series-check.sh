@@ -66,7 +66,8 @@ for ((k = 1; k <= ${#patches[@]}; k++)); do
 		status=1
 	fi
 	tb=$(date +%s)
-	if ! KERNEL_TREE="$tree" KERNEL_OUT="$out" "$TOP/qemu-run/kernel.sh" "$kind"; then
+	if ! SERIES_KEY="prefix$k-$(cat "${patches[@]:0:k}" | sha)" KERNEL_TREE="$tree" KERNEL_OUT="$out" \
+		"$TOP/qemu-run/kernel.sh" "$kind"; then
 		results+=("$line, does NOT build")
 		status=1
 		break
