@@ -18,6 +18,7 @@ said so.  Exit status 1 when there is no such batch.
 """
 import argparse
 import os
+import random
 import statistics
 import sys
 
@@ -93,6 +94,28 @@ def p75_delta(metric, o, p):
     return pct(upper_quartile(o), upper_quartile(p))
 
 
+def bootstrap_ci(a, b, reps=2000, seed=1):
+    """The 95% interval of the change of the median from a to b, in %, by
+    the percentile bootstrap (each kernel's values resampled with
+    replacement, reps times, a fixed seed so the table is reproducible), or
+    '' when a value is missing or there are fewer than 3 on a side."""
+    a, b = [v for v in a if v is not None], [v for v in b if v is not None]
+    if len(a) < 3 or len(b) < 3:
+        return ''
+    rng = random.Random(seed)
+    deltas = []
+    for _ in range(reps):
+        ma = statistics.median(rng.choices(a, k=len(a)))
+        mb = statistics.median(rng.choices(b, k=len(b)))
+        if ma:
+            deltas.append(100 * (mb - ma) / ma)
+    if len(deltas) < reps // 2:
+        return ''
+    deltas.sort()
+    lo, hi = deltas[int(0.025 * len(deltas))], deltas[int(0.975 * len(deltas)) - 1]
+    return f'[{lo:+.1f}%, {hi:+.1f}%]'
+
+
 def overlap(a, b):
     a, b = [v for v in a if v is not None], [v for v in b if v is not None]
     if not a or not b:
@@ -118,6 +141,12 @@ def table(db, batch):
             notes.append(f'run {run_id} ({kind} on {kernel}) is {verdict}: left out')
         elif rc not in (0, None) or (rc is None and kind in ('bench', 'soak')):
             notes.append(f'run {run_id} ({kind} on {kernel}) ended with rc={rc}: its results are in')
+    clocks = dict(db.execute('SELECT clock, count(*) FROM runs WHERE batch = ? AND kind = \'bench\' '
+                             'GROUP BY clock', (batch,)).fetchall())
+    if len(clocks) > 1:
+        raise SystemExit(f'bench_table: batch {batch} mixes guest clocks ({", ".join(sorted(clocks))}): '
+                         'its figures cannot share a table')
+    clock = next(iter(clocks), 'wall')
     boots = {k: sum(1 for r in bench if r[2] == k and r[0] in clean) for k in KERNELS}
     knobs = db.execute("SELECT p.key, p.value FROM params p JOIN runs r ON r.id = p.run_id "
                        "WHERE r.batch = ? AND r.kind = 'bench' ORDER BY r.started DESC, r.id DESC",
@@ -129,6 +158,8 @@ def table(db, batch):
             f'(runs {", ".join(str(r[0]) for r in runs)})']
     shown = ('parts', 'sizes', 'reps', 'timeout_ms', 'poll_us', 'probe_ms', 'fast_reps', 'seed')
     head.append('knobs: ' + ' '.join(f'{k}={seen[k]}' for k in shown if k in seen))
+    head.append('guest clock: ' + ('icount (instructions executed: CPU cost, host load does not matter)'
+                                   if clock == 'icount' else 'wall (the host\'s: swings with its load)'))
 
     data = {}
     order = {}
@@ -149,6 +180,7 @@ def table(db, batch):
         delta = pct(o_med, p_med)
         rows.append([metric, fmt_param(metric, param), units[metric], o_text, p_text, delta,
                      p75_delta(metric, vals['original'], vals['patched']),
+                     bootstrap_ci(vals['original'], vals['patched']),
                      overlap(vals['original'], vals['patched'])])
 
     if any(r[0] == 'fast.spin_mops' for r in rows):
@@ -157,6 +189,8 @@ def table(db, batch):
         notes.append('delta p75: the change of the upper quartile of a fast.* rate; the emulator alternates '
                      'between a fast and a slow state (the control shows both), so the median moves with '
                      'the mix of the two and the upper quartile compares the fast state')
+    notes.append('delta 95% CI: the percentile bootstrap interval of the change of the median (2000 '
+                 'resamples of each kernel\'s values, seed 1); an interval that holds 0 is no measured change')
     if 'offline.release_us' in order:
         notes.append('offline.release_us: "not released (k/n)" = k of n reps where the child\'s memory css '
                      'was still dying at timeout_ms; never a number')
@@ -173,7 +207,7 @@ def table(db, batch):
         gens = sorted({c[0] for cs in churn.values() for c in cs if c[0] is not None})
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], name), cell(vals['patched'], name)
         delta = pct(o_med, p_med)
-        rows.append([name, '/'.join(str(g) for g in gens) + ' gens', 'memcgs', o_text, p_text, delta, '',
+        rows.append([name, '/'.join(str(g) for g in gens) + ' gens', 'memcgs', o_text, p_text, delta, '', '',
                      overlap(vals['original'], vals['patched'])])
         if i == 0:
             notes.append('churn.*: dying memory cgroups after the last generation and after the final '
@@ -182,7 +216,7 @@ def table(db, batch):
 
 
 COLUMNS = ['metric', 'param', 'unit', 'original median [min-max] (n)', 'patched median [min-max] (n)',
-           'delta', 'delta p75', 'ranges']
+           'delta', 'delta p75', 'delta 95% CI', 'ranges']
 
 
 def render(head, rows, notes, markdown):

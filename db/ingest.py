@@ -276,6 +276,11 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
              datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))).lastrowid
         if batch:
             db.execute('UPDATE runs SET batch = ? WHERE id = ?', (batch, run_id))
+        clock = meta.get('clock', 'wall')
+        if clock not in ('wall', 'icount'):
+            raise RunError(f'{run_dir}/meta: clock={clock} is neither wall nor icount')
+        if clock != 'wall':     # the column's default
+            db.execute('UPDATE runs SET clock = ? WHERE id = ?', (clock, run_id))
         params = records.kv_words(args)
         if kind == 'kselftest':
             n = store_kselftest(db, run_id, kernel, meta, results, known, expect)

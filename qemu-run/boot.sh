@@ -5,7 +5,7 @@
 #
 # Extra key=value pairs go to the guest's command line as rr.key=value
 # (tests=a,b timeout=900 ...).  Environment: MEM (MiB, default 1024), SMP
-# (default 2), DEADLINE (seconds for the whole boot, default 1800), DISK
+# (default 2), CLOCK (wall or icount, see below), DEADLINE (seconds for the whole boot, default 1800), DISK
 # (root disk size, default 2G), APPEND (more kernel command line),
 # GUEST_DISK (the guest root tree, default build/guest/disk),
 # RUN_DIR (where the logs go; default build/runs/<id>), KERNEL_IMAGE (boot
@@ -28,6 +28,17 @@ shift 2
 
 MEM=${MEM:-1024}
 SMP=${SMP:-2}
+# CLOCK=icount drives the guest clock by the instructions executed
+# (-icount shift=2,sleep=off: 4 ns each, idle time skipped, the vCPUs
+# round-robin on one host thread): guest-timed figures then count CPU work
+# and do not depend on the host's load, but mean nothing for I/O or for
+# waiting on wall time.  wall (default): the guest clock is the host's.
+CLOCK=${CLOCK:-wall}
+case "$CLOCK" in
+wall) clock_args=() ;;
+icount) clock_args=(-icount "shift=2,sleep=off") ;;
+*) die "CLOCK is wall or icount, not '$CLOCK'" ;;
+esac
 DEADLINE=${DEADLINE:-1800}
 image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}
 disk=${GUEST_DISK:-$BUILD/guest/disk}
@@ -71,6 +82,7 @@ job=$job
 args=$*
 mem=$MEM
 smp=$SMP
+clock=$CLOCK
 deadline=$DEADLINE
 image_key=$(cat "${image%/arch/x86/boot/bzImage}/.key" 2>/dev/null || echo unknown)
 $(build_ids "${image%/arch/x86/boot/bzImage}")
@@ -91,7 +103,7 @@ set +e
 # when this script dies, and QEMU when timeout dies, however they are
 # killed, so no QEMU goes on writing into a run that was judged.
 setpriv --pdeathsig KILL timeout -k 10 "$DEADLINE" setpriv --pdeathsig KILL qemu-system-x86_64 \
-	-m "$MEM" -smp "$SMP" -display none -no-reboot -monitor none -nic none \
+	-m "$MEM" -smp "$SMP" ${clock_args[@]+"${clock_args[@]}"} -display none -no-reboot -monitor none -nic none \
 	-kernel "$image" -append "$cmdline" \
 	-drive file="$RUN_DIR/root.img",if=virtio,format=raw \
 	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \

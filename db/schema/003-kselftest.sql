@@ -22,3 +22,8 @@ CREATE TABLE kselftest_metrics (
 	value    REAL NOT NULL,
 	PRIMARY KEY (run_id, ord)
 ) WITHOUT ROWID;
+
+-- The guest clock of a run (boot.sh CLOCK): 'wall', the host's, or
+-- 'icount', driven by the instructions executed.  Figures of the two never
+-- go into one table (db/bench_table.py refuses a batch that mixes them).
+ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT 'wall' CHECK (clock IN ('wall', 'icount'));

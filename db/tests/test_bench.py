@@ -129,13 +129,39 @@ class Table(Base):
         self.assertRegex(read[3], r'\(6\)$')              # 3 reps x 2 boots
         self.assertRegex(read[5], r'^[+-]\d+\.\d%$')
         self.assertRegex(read[6], r'^[+-]\d+\.\d%$')     # delta p75: 6 values each
-        self.assertIn(read[7], ('overlap', 'apart'))
+        self.assertRegex(read[7], r'^\[[+-]\d+\.\d%, [+-]\d+\.\d%\]$')   # bootstrap interval
+        self.assertIn(read[8], ('overlap', 'apart'))
         self.assertEqual(rel[6], '')                      # p75 only for the fast.* rates
+        self.assertEqual(rel[7], '')                      # no interval against "not released"
         # The guest's order: offline before fast, sizes ascending.
         names = [r[0] for r in bench_table.table(self.db, BATCH)[1]]
         self.assertLess(names.index('offline.release_us'), names.index('fast.read_mibps'))
         self.assertEqual(names[-2:], ['churn.dying_end', 'churn.dying_after_drop'])
         self.assertRegex(rows[('churn.dying_end', '1000 gens')][3], r'^\d+ \[\d+-\d+\] \(1\)$')
+
+    def test_bootstrap_interval(self):
+        # Two clearly apart samples: the interval excludes 0, and holds the
+        # change of the medians; the same sample twice: it holds 0.
+        a = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
+        b = [v * 0.97 for v in a]
+        lo, hi = (float(x.strip('%')) for x in bench_table.bootstrap_ci(a, b).strip('[]').split(', '))
+        self.assertLess(hi, 0)
+        self.assertLessEqual(lo, -3.0 + 1e-9)
+        self.assertGreaterEqual(hi, -3.0 - 1e-9)
+        lo, hi = (float(x.strip('%')) for x in bench_table.bootstrap_ci(a, a).strip('[]').split(', '))
+        self.assertTrue(lo < 0 < hi)                      # the same sample: no change measured
+        self.assertEqual(bench_table.bootstrap_ci(a[:2], b), '')
+        self.assertEqual(bench_table.bootstrap_ci(a + [None], b), bench_table.bootstrap_ci(a, b))
+
+    def test_mixed_clocks_refused(self):
+        self.fill(rounds=1, churn=False)
+        self.db.execute("UPDATE runs SET clock = 'icount' WHERE id = 1")
+        with self.assertRaises(SystemExit) as e:
+            bench_table.table(self.db, BATCH)
+        self.assertIn('mixes guest clocks', str(e.exception))
+        self.db.execute("UPDATE runs SET clock = 'icount'")
+        head, _, _ = bench_table.table(self.db, BATCH)
+        self.assertIn('guest clock: icount', '\n'.join(head))
 
     def test_partly_released(self):
         self.fill(rounds=1, churn=False)
@@ -247,9 +273,9 @@ class Migration(unittest.TestCase):
             self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
             for t in tables:
                 after = db.execute(f'SELECT * FROM {t} ORDER BY 1, 2').fetchall()
-                if t == 'runs':         # one more column, batch, NULL
-                    self.assertEqual({r[-1] for r in after}, {None})
-                    after = [r[:-1] for r in after]
+                if t == 'runs':         # v2: batch, NULL; v3: clock, 'wall'
+                    self.assertEqual({r[-2:] for r in after}, {(None, 'wall')})
+                    after = [r[:-2] for r in after]
                 if t == 'kselftest':    # v3: first NULL, 1 attempt, 0 failed
                     self.assertEqual({r[-3:] for r in after}, {(None, 1, 0)})
                     after = [r[:-3] for r in after]
