@@ -74,7 +74,9 @@ def build_hashes(kernel, meta):
         return series, config
     if series is None:
         pdir = os.path.join(store.TOP, 'patches')
-        patches = sorted(p for p in os.listdir(pdir) if p.endswith('.patch')) if os.path.isdir(pdir) else []
+        # The series' patches, the cover letter aside (qemu-run/lib.sh series_key_of).
+        patches = sorted(p for p in os.listdir(pdir) if p.endswith('.patch') and not p.startswith('0000-')) \
+            if os.path.isdir(pdir) else []
         if kernel == 'original' or not patches:
             series = ''
         else:

@@ -124,13 +124,14 @@ soak_direction() {
 }
 
 # The series version an image was built from (kernel.sh writes it into the
-# build folder as .series: the hash of patches/*.patch, empty for original)
-# and its config, as meta lines for boot.sh: every stored figure carries
-# them, so two versions of the series never mix under "patched".
+# build folder as .series: the hash of the series' patches, the cover letter
+# aside, empty for original) and its config, as meta lines for boot.sh:
+# every stored figure carries them, so two versions of the series never mix
+# under "patched".
 series_key_of() {
 	case "$1" in
 	original) echo "" ;;
-	*) cat "$TOP"/patches/*.patch 2>/dev/null | sha ;;
+	*) series_patches | while read -r p; do cat "$p"; done | sha ;;
 	esac
 }
 build_ids() {
