@@ -118,6 +118,20 @@ class BinaryVerdict(unittest.TestCase):
         self.assertIn(('t:(binary)', 'fail'), got)
         self.assertIn('no TAP plan', why[0])
 
+    def test_plan_from_qemu_run_plans(self):
+        # 6.12's upstream tests print no plan: qemu-run/plans gives it.
+        res, _ = tap.parse_results(run('ok 1 a', 'ok 2 b') + ['@@ done rc=0'])
+        self.assertIn('t:(binary)', [r.key for r in res])
+        res, _, _, _ = tap.parse_run(run('ok 1 a', 'ok 2 b') + ['@@ done rc=0'], {'t': 2})
+        self.assertEqual([(r.key, r.outcome) for r in res], [('t:a', 'pass'), ('t:b', 'pass')])
+        res, _, _, _ = tap.parse_run(run('ok 1 a', rc=0) + ['@@ done rc=0'], {'t': 2})
+        self.assertIn('ran 1 of 2', [r.reason for r in res if r.subtest == '(binary)'][0])
+
+    def test_repo_plans_parse(self):
+        plans = tap.read_plans(os.path.join(os.path.dirname(__file__), '..', 'plans'))
+        self.assertEqual(plans['test_memcontrol'], 14)
+        self.assertEqual(plans['test_hugetlb_memcg'], 1)
+
     def test_fewer_results_than_planned_fail(self):
         _, why = self.outcomes(run('1..3', 'ok 1 a', rc=0))
         self.assertIn('ran 1 of 3', why[0])
