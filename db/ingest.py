@@ -120,9 +120,13 @@ def kernel_id(db, name, meta, boot):
         return db.execute('INSERT INTO kernels (name, image_key, release, base_version, series_hash, config_hash) '
                           'VALUES (?, ?, ?, ?, ?, ?)',
                           (name, image_key, release, base_version(release), series, config)).lastrowid
+    # The run's meta names the series version of its image (boot.sh): it
+    # wins over what an older run or the build folder said.
     db.execute('UPDATE kernels SET release = coalesce(release, ?), base_version = coalesce(base_version, ?), '
-               'series_hash = coalesce(series_hash, ?), config_hash = coalesce(config_hash, ?) WHERE id = ?',
-               (release, base_version(release), series, config, row[0]))
+               'series_hash = CASE WHEN ? THEN ? ELSE coalesce(series_hash, ?) END, '
+               'config_hash = coalesce(config_hash, ?) WHERE id = ?',
+               (release, base_version(release), meta.get('series_key') is not None, series, series,
+                config, row[0]))
     return row[0]
 
 

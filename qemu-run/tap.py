@@ -450,6 +450,9 @@ def judge(lines, kernel, known, expect, tests=None, today=None, plans=None):
     return v
 
 
+SHOWN = 8     # surprises the summary line names
+
+
 def summary_line(kernel, v):
     """The last line, what make test's summary (and a truncated CI log)
     shows: it names the surprises and the flaky subtests, not just their
@@ -458,7 +461,10 @@ def summary_line(kernel, v):
     line = (f'{kernel}: {c["pass"]} passed, {c["fail"]} failed, {c["skip"]} skipped; '
             f'{c["expected"]} as expected, {len(v.surprises)} surprises')
     if v.surprises:
-        line += ': ' + ', '.join(f'{key} {got} (want {want})' for key, want, got in v.surprises)
+        named = [f'{key} {got} (want {want})' for key, want, got in v.surprises]
+        line += ': ' + ', '.join(named[:SHOWN])
+        if len(named) > SHOWN:
+            line += f' and {len(named) - SHOWN} more (table above)'
     if c['flaky']:
         line += '; flaky: ' + ', '.join(f'{key} ({k} of {n} failed)' for key, k, n in c['flaky'])
     if v.expired:
