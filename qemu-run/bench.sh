@@ -83,6 +83,8 @@ for kv in "$@"; do
 	[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "bench knobs are key=value without spaces, not '$kv'"
 	knobs+=("$kv")
 done
+# Checked on the host against bench.c's own table before anything boots.
+python3 "$TOP/qemu-run/knobs.py" bench "${knobs[@]}" || die "bad bench knobs (see above): nothing was booted"
 knob() { # the value of knob $1 as the guest will see it (the last one), or $2
 	local kv v=$2
 	for kv in "${knobs[@]}"; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done

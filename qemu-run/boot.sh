@@ -28,6 +28,10 @@ shift 2
 
 MEM=${MEM:-1024}
 SMP=${SMP:-2}
+[[ "$MEM" =~ ^[0-9]+$ ]] && [ "$MEM" -ge 256 ] ||
+	die "MEM=$MEM: the guest needs a number of MiB, at least 256 (the kselftests and the soak's defaults want 1024)"
+[[ "$SMP" =~ ^[0-9]+$ ]] && [ "$SMP" -ge 1 ] && [ "$SMP" -le 16 ] ||
+	die "SMP=$SMP: a number of vCPUs from 1 to 16 (the kernels are built with NR_CPUS=16)"
 # CLOCK=icount drives the guest clock by the instructions executed
 # (-icount shift=2,sleep=off: 4 ns each, idle time skipped, the vCPUs
 # round-robin on one host thread): guest-timed figures then count CPU work
@@ -42,12 +46,18 @@ esac
 DEADLINE=${DEADLINE:-1800}
 image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}
 disk=${GUEST_DISK:-$BUILD/guest/disk}
-[ -f "$image" ] || die "no image for kernel $kernel: run 'make kernels' (or qemu-run/kernel.sh $kernel) first"
-# kernel.sh removes .key before it builds and writes it once the image is
-# whole: without it the image is a stale one from before an interrupted
-# build (NOBUILD=1 would boot it silently).
-[ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||
-	die "the image of kernel $kernel is stale or half built (no .key next to it): run 'make kernel KERNEL=$kernel'"
+if [ -n "${KERNEL_IMAGE:-}" ]; then
+	[ -f "$image" ] || die "KERNEL_IMAGE=$image does not exist"
+	[[ "$image" == */arch/x86/boot/bzImage ]] && [ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||
+		die "KERNEL_IMAGE=$image was not built by qemu-run/kernel.sh (no .key in its build folder): build it with KERNEL_OUT=DIR [KERNEL_TREE=TREE] qemu-run/kernel.sh $kernel"
+else
+	[ -f "$image" ] || die "no image for kernel $kernel: run 'make kernel KERNEL=$kernel' (or 'make kernels') first"
+	# kernel.sh removes .key before it builds and writes it once the image is
+	# whole: without it the image is a stale one from before an interrupted
+	# build (NOBUILD=1 would boot it silently).
+	[ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||
+		die "the image of kernel $kernel is stale or half built (no .key next to it): run 'make kernel KERNEL=$kernel'"
+fi
 [ -x "$disk/init" ] || die "no guest root in $disk: run qemu-run/guest.sh first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: install Debian's qemu-system-x86 (make deps)"
 

@@ -158,6 +158,8 @@ for kv in "$@"; do
 	[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "soak knobs are key=value without spaces, not '$kv'"
 	knobs+=("$kv")
 done
+# Checked on the host against soak.c's own table before anything boots.
+python3 "$TOP/qemu-run/knobs.py" soak ${knobs[@]+"${knobs[@]}"} || die "bad soak knobs (see above): nothing was booted"
 knob() { # the value of knob $1 as the guest will see it (the last one), or $2
 	local kv v=$2
 	for kv in ${knobs[@]+"${knobs[@]}"}; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done

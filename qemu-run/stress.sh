@@ -97,6 +97,8 @@ knobs=("secs=${STRESS_SECS:-1800}")
 # shellcheck disable=SC2206
 [ -n "${STRESS:-}" ] && knobs+=(${STRESS})
 for kv in "$@"; do knobs+=("$kv"); done
+# Checked on the host against stress.c's own table before anything boots.
+python3 "$TOP/qemu-run/knobs.py" stress ${knobs[@]+"${knobs[@]}"} || die "bad stress knobs (see above): nothing was booted"
 for kv in "${knobs[@]}"; do
 	[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "stress knobs are key=value without spaces, not '$kv'"
 done

@@ -49,6 +49,12 @@ for k in original patched; do
 		status=1
 		continue
 	fi
+	if [ ! -f "$BUILD/kernel/$k/.key" ]; then
+		# Its build failed above: one error, not a second one from the soak.
+		summary+=("SKIP $k soak: no finished $k kernel (its build failed, see above)")
+		status=1
+		continue
+	fi
 	kt=$(date +%s)
 	dir="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$k-soak"
 	if ! env "${SOAK_ENV[@]}" RUN_DIR="$dir" NOBUILD=1 "$TOP/qemu-run/soak.sh" "$k" gens="$gens" sample_every=50; then

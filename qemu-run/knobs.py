@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Check a guest tool's key=value knobs on the host, before a boot.
+
+usage: qemu-run/knobs.py TOOL key=value ...
+
+TOOL is soak, stress or bench; its knob table is read from
+qemu-run/guest/TOOL.c (the table "TOOL help" prints in the guest), so the
+two cannot disagree.  An unknown knob, a number knob that is not a
+number, a list knob (soak's and stress's mix, bench's parts) naming
+something its default does not hold, or a soak that would run until its
+deadline (gens=0 and secs=0) is an error that names the knob and what is
+valid; nothing boots.  Exit status 0 when every knob is good, 2 if not.
+"""
+import os
+import re
+import sys
+
+GUEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'guest')
+ENTRY = re.compile(r'\{\s*"([a-z_]+)",\s*(K_NUM|K_STR),\s*(-?\d+),\s*(NULL|"[^"]*")')
+# Knobs whose value is a comma list of names, each one of the default's.
+LISTS = {('soak', 'mix'), ('stress', 'mix'), ('bench', 'parts')}
+
+
+def table(tool):
+    """{name: (kind, default)} from the tool's 'static struct knob knobs[]'."""
+    path = os.path.join(GUEST, f'{tool}.c')
+    with open(path) as f:
+        text = f.read()
+    start = text.find('static struct knob knobs[]')
+    if start < 0:
+        raise SystemExit(f'knobs: no knob table in {path}')
+    end = text.index('};', start)
+    out = {}
+    for name, kind, num, s in ENTRY.findall(text[start:end]):
+        out[name] = ('num', int(num)) if kind == 'K_NUM' else ('str', s.strip('"'))
+    return out
+
+
+def problems(tool, words):
+    knobs = table(tool)
+    errs, last = [], {}
+    for w in words:
+        name, eq, value = w.partition('=')
+        if not eq or not name:
+            errs.append(f'"{w}" is not key=value')
+            continue
+        if name not in knobs:
+            errs.append(f'{tool} has no knob "{name}" (its knobs: {", ".join(sorted(knobs))})')
+            continue
+        kind, default = knobs[name]
+        if kind == 'num' and not re.fullmatch(r'-?\d+', value):
+            errs.append(f'{tool} knob {name} is a number, not "{value}"')
+        elif (tool, name) in LISTS:
+            valid = default.split(',')
+            bad = [v for v in value.split(',') if v not in valid]
+            if bad or not value:
+                errs.append(f'{tool} knob {name}: "{",".join(bad) or value}" is not among {",".join(valid)}')
+        last[name] = value
+    if tool == 'soak' and not errs:
+        gens = int(last.get('gens', knobs['gens'][1]))
+        secs = int(last.get('secs', knobs['secs'][1]))
+        if gens == 0 and secs == 0:
+            errs.append('soak with gens=0 and secs=0 would run until its deadline: give gens or secs')
+    return errs
+
+
+def main(argv):
+    if not argv or argv[0] not in ('soak', 'stress', 'bench'):
+        print('usage: qemu-run/knobs.py soak|stress|bench key=value ...', file=sys.stderr)
+        return 2
+    errs = problems(argv[0], argv[1:])
+    for e in errs:
+        print(f'error: {e}', file=sys.stderr)
+    return 2 if errs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
