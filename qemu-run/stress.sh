@@ -97,8 +97,6 @@ knobs=("secs=${STRESS_SECS:-1800}")
 # shellcheck disable=SC2206
 [ -n "${STRESS:-}" ] && knobs+=(${STRESS})
 for kv in "$@"; do knobs+=("$kv"); done
-# Checked on the host against stress.c's own table before anything boots.
-python3 "$TOP/qemu-run/knobs.py" stress ${knobs[@]+"${knobs[@]}"} || die "bad stress knobs (see above): nothing was booted"
 for kv in "${knobs[@]}"; do
 	[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "stress knobs are key=value without spaces, not '$kv'"
 done
@@ -107,6 +105,8 @@ for kv in "${knobs[@]}"; do [ "${kv%%=*}" = secs ] && secs=${kv#*=}; done
 if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" = 0 ]; then
 	die "secs (STRESS_SECS) is a number of seconds, not '$secs'"
 fi
+# Checked on the host against stress.c's own table before anything boots.
+python3 "$TOP/qemu-run/knobs.py" stress ${knobs[@]+"${knobs[@]}"} || die "bad stress knobs (see above): nothing was booted"
 export DEADLINE=${DEADLINE:-$((secs + secs / 4 + 600))}
 export MEM=${MEM:-1024}
 export APPEND="numa=fake=2${APPEND:+ $APPEND}"
