@@ -173,19 +173,69 @@ def esc(v):
     return html.escape('' if v is None else str(v))
 
 
-def section_runs(page, soaks, st):
+SOAK_COLUMNS = ('l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, l.verdict, '
+                'l.release, l.soak_rc, l.t_ms')
+
+
+def pick_soaks(st):
+    """The soaks the page compares: the newest clean soak of patched (a
+    clean guest run whose soak ended rc=0), and the newest clean soak of
+    original with the same workload (knobs and seed); without a patched
+    one, the newest clean original.  Returns ({kernel: Soak}, [notes on the
+    newer soaks left out and why])."""
+    rows = st.q(f"SELECT {SOAK_COLUMNS}, coalesce(k.series_hash, '') FROM run_list l "
+                "JOIN kernels k ON k.image_key = l.image_key AND k.name = l.kernel "
+                "WHERE l.kind = 'soak' ORDER BY l.started DESC, l.run_id DESC")
+    clean = [r for r in rows if r[7] == 'clean' and r[9] == 0]
+    chosen = {}
+    patched = next((r for r in clean if r[1] == 'patched'), None)
+    if patched:
+        chosen['patched'] = patched
+        same = next((r for r in clean if r[1] == 'original' and r[4] == patched[4]), None)
+        if same:
+            chosen['original'] = same
+    else:
+        first = next((r for r in clean if r[1] == 'original'), None)
+        if first:
+            chosen['original'] = first
+    notes = []
+    for r in rows:
+        c = chosen.get(r[1])
+        if r[1] not in ('original', 'patched') or (c and (r[2], r[0]) <= (c[2], c[0])):
+            continue
+        if r[7] != 'clean':
+            why = f'verdict {r[7]}'
+        elif r[9] != 0:
+            why = f'soak rc={r[9]}'
+        else:
+            why = 'another workload than the patched soak compared'
+        notes.append(f'run {r[0]} ({r[1]}, {r[2]}): {why}')
+    soaks = {k: Soak(st, chosen[k][:11]) for k in KERNELS if k in chosen}
+    for k, s in soaks.items():
+        s.series = chosen[k][11]
+    return soaks, notes
+
+
+def section_runs(page, soaks, st, left_out=()):
     page.add('<h2 id="runs">Runs compared</h2>')
     if not soaks:
         page.notice('No soak run in the database yet: run <code>make soak</code> (or '
                     '<code>db/ingest.py RUN_DIR</code> on a soak run folder), then <code>make report</code>.')
         return
-    page.add('<table><tr><th>kernel</th><th>run</th><th>started</th><th>release</th><th>generations</th>'
-             '<th>snapshots</th><th>dropped</th><th>soak rc</th><th>verdict</th><th>workload</th></tr>')
+    page.add('<table><tr><th>kernel</th><th>series</th><th>run</th><th>started</th><th>release</th>'
+             '<th>generations</th><th>snapshots</th><th>dropped</th><th>soak rc</th><th>verdict</th>'
+             '<th>workload</th></tr>')
     for s in soaks.values():
-        page.add(f'<tr><td class="k-{esc(s.kernel)}">{esc(s.kernel)}</td><td>{s.run_id}</td><td>{esc(s.started)}</td>'
+        series = getattr(s, 'series', '') or ('-' if s.kernel == 'original' else '?')
+        page.add(f'<tr><td class="k-{esc(s.kernel)}">{esc(s.kernel)}</td><td><code>{esc(series[:8])}</code></td>'
+                 f'<td>{s.run_id}</td><td>{esc(s.started)}</td>'
                  f'<td>{esc(s.release)}</td><td>{esc(s.gens)}</td><td>{s.snapshots}</td><td>{s.dropped}</td>'
                  f'<td>{esc(s.soak_rc)}</td><td>{esc(s.verdict)}</td><td><code>{esc(s.workload)}</code></td></tr>')
-    page.add('</table>')
+    page.add('</table><p class="caption">The newest clean soak of patched (a clean guest run whose soak '
+             'ended rc=0) and the newest clean soak of original with the same workload; series is the '
+             'hash of the patches the kernel was built from.</p>')
+    if left_out:
+        page.notice('Newer soaks left out of the comparison: ' + '; '.join(esc(n) for n in left_out) + '.')
     missing = [k for k in ('original', 'patched') if k not in soaks]
     for k in missing:
         other = [o for o in soaks if o != k]
@@ -574,12 +624,8 @@ def render(db_path, out):
         for a, t in NAV:
             page.add(f'<h2 id="{a}">{t}</h2><p>No data.</p>')
     else:
-        soaks = {}
-        rows = st.q("SELECT l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, "
-                    "l.verdict, l.release, l.soak_rc, l.t_ms FROM latest_runs l WHERE l.kind = 'soak'")
-        for row in sorted(rows, key=lambda r: KERNELS.index(r[1]) if r[1] in KERNELS else 99):
-            soaks[row[1]] = Soak(st, row)
-        section_runs(page, soaks, st)
+        soaks, left_out = pick_soaks(st)
+        section_runs(page, soaks, st, left_out)
         section_dying(page, soaks)
         section_cost(page, soaks)
         section_table(page, soaks)

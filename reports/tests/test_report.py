@@ -102,6 +102,34 @@ class Report(unittest.TestCase):
                                    (run,)).fetchone()[0])
             self.assertEqual([int(x) for x in lines[row].split()[1:]], want, kernel)
 
+    def test_failed_or_other_workload_runs_left_out(self):
+        path = os.path.join(self.tmp, 'left-out.sqlite')
+        fake_run.fill_db(path, os.path.join(self.tmp, 'runs-left'), nights=1, gens=200, sample_every=50,
+                         kselftest=False)
+        db = store.connect(path)
+        import ingest
+        empty = os.path.join(self.tmp, 'empty-known')
+        open(empty, 'w').close()
+        expect = os.path.join(self.tmp, 'runs-left', 'expectations')
+        # A newer patched soak whose guest run was bad (a panic), and a
+        # newer original soak of another workload.
+        for k, seed, verdict in (('patched', 1, 'bad'), ('original', 9, 'clean')):
+            d = os.path.join(self.tmp, f'runs-left-{k}')
+            fake_run.soak_run(d, k, gens=200, sample_every=50, seed=seed, started='2026-12-09T02:00:00Z')
+            meta = os.path.join(d, 'meta')
+            with open(meta) as f:
+                text = f.read().replace('verdict=clean', f'verdict={verdict}')
+            with open(meta, 'w') as f:
+                f.write(text)
+            ingest.ingest(db, d, known=empty, expect=expect, db_path=path)
+        db.close()
+        out = os.path.join(self.tmp, 'out-left')
+        _, text, _ = render(path, out)
+        self.assertIn('Newer soaks left out of the comparison', text)
+        self.assertRegex(text, r'run \d+ \(patched, 2026-12-09T02:00:00Z\): verdict bad')
+        self.assertRegex(text, r'run \d+ \(original, 2026-12-09T02:00:00Z\): another workload')
+        self.assertNotIn('ran different workloads', text)
+
     def test_one_kernel(self):
         out = os.path.join(self.tmp, 'out-orig')
         bad, text, p = render(self.orig, out)
