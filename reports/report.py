@@ -560,7 +560,12 @@ def section_trend(page, st):
 
 def section_recent(page, st):
     page.add('<h2 id="all-runs">Recent runs</h2>')
-    rows = st.q('SELECT run_id, kind, kernel, started, wall_secs, verdict, gens, snapshots, dropped, summary '
+    # The verdict is the console's (boot.sh); a guest tool that failed in a
+    # clean guest run says so next to it.
+    rows = st.q("SELECT run_id, kind, kernel, started, wall_secs, verdict || CASE WHEN kind != 'kselftest' "
+                "AND soak_rc IS NOT NULL AND soak_rc != 0 THEN ', ' || kind || ' failed (rc=' || soak_rc || ')' "
+                "WHEN kind != 'kselftest' AND soak_rc IS NULL AND verdict = 'clean' THEN ', ' || kind || "
+                "' did not end' ELSE '' END, gens, snapshots, dropped, summary "
                 f'FROM run_list ORDER BY started DESC, run_id DESC LIMIT {RECENT_RUNS}')
     if not rows:
         page.notice('The database holds no runs.')

@@ -130,6 +130,16 @@ class Report(unittest.TestCase):
         self.assertRegex(text, r'run \d+ \(original, 2026-12-09T02:00:00Z\): another workload')
         self.assertNotIn('ran different workloads', text)
 
+    def test_guest_tool_failure_is_no_clean_verdict(self):
+        path = os.path.join(self.tmp, 'tool-failed.sqlite')
+        fake_run.fill_db(path, os.path.join(self.tmp, 'runs-tf'), ('original',), nights=1, gens=200,
+                         sample_every=50, kselftest=False)
+        db = store.connect(path)
+        db.execute("UPDATE runs SET soak_rc = 3")
+        db.close()
+        _, text, _ = render(path, os.path.join(self.tmp, 'out-tf'))
+        self.assertIn('<td>clean, soak failed (rc=3)</td>', text)
+
     def test_one_kernel(self):
         out = os.path.join(self.tmp, 'out-orig')
         bad, text, p = render(self.orig, out)
