@@ -46,7 +46,9 @@ def kind_of(job):
         return 'soak'
     if job == 'bench':
         return 'bench'
-    raise RunError(f'job "{job}" leaves nothing to store: only kselftest, soak and bench runs are')
+    if job == 'stress':
+        return 'stress'
+    raise RunError(f'job "{job}" leaves nothing to store: only kselftest, soak, bench and stress runs are')
 
 
 def sha16(chunks):
@@ -313,6 +315,25 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
             what = f'bench on {kernel}, {w.results} results'
             if w.dropped:
                 what += f'; {w.dropped} results dropped ({"; ".join(w.problems[:3])})'
+            if w.end is None:
+                what += '; no "@@ end" record'
+        elif kind == 'stress':
+            # guest/stress.c: "@@ run" knobs, progress, and the "@@ end"
+            # record with the run's totals, stored as end.* params.
+            path = os.path.join(run_dir, 'samples.log')
+            if not os.path.exists(path):
+                raise RunError(f'{path} is missing: a stress run writes its records there')
+            with open(path, errors='replace') as f:
+                w = records.Samples(f)
+                for _ in w:
+                    pass
+            if w.run is not None:
+                params = dict(w.run)
+            end = w.end or {}
+            params.update({f'end.{k}': str(v) for k, v in end.items() if k != 'rc'})
+            db.execute('UPDATE runs SET workload = ?, soak_rc = ?, t_ms = ? WHERE id = ?',
+                       (w.run_line or args, end.get('rc'), to_int(end.get('t_ms')), run_id))
+            what = f'stress on {kernel}, {len(end) - 1 if end else 0} totals'
             if w.end is None:
                 what += '; no "@@ end" record'
         else:

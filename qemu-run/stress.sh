@@ -146,5 +146,9 @@ if [ "$sum_rc" != 0 ]; then
 		grep -a '^stress: ' "$RUN_DIR/console.log" | tail -n 3; } 2>/dev/null | sed 's/^/    guest: /' >&2 || true
 	grep -a '\] Out of memory: Killed process' "$RUN_DIR/console.log" 2>/dev/null | head -n 5 | sed 's/^/    global OOM: /' >&2 || true
 fi
+# Store the run (failed ones too); a run that is not stored fails the job.
+store_rc=0
+python3 "$TOP/db/ingest.py" "$RUN_DIR" || store_rc=$?
 [ "$boot_rc" = 0 ] || die "$label: the guest run failed (see above; logs in $RUN_DIR)"
 [ "$sum_rc" = 0 ] || die "$label: the stress run did not end clean (logs in $RUN_DIR)"
+[ "$store_rc" = 0 ] || die "$label: the run was not stored in the runs database (see above; logs in $RUN_DIR)"

@@ -205,6 +205,25 @@ class RealSoak(Base):
         self.assertEqual(self.one('SELECT t_ms FROM runs'), int(lines[-1].split('t_ms=')[1]))
 
 
+class Stress(Base):
+    def test_captured_stress_run(self):
+        """A stress run's samples.log captured from a real guest: its knobs
+        and the totals of its "@@ end" record are stored."""
+        d = os.path.join(self.tmp, 'stress')
+        os.makedirs(d)
+        shutil.copy(os.path.join(TOP, 'qemu-run', 'tests', 'fixtures', 'samples-patched-stress.log'),
+                    os.path.join(d, 'samples.log'))
+        fake_run.write_meta(d, 'debug', 'stress', 'stress.secs=180', '2026-12-04T12:00:00Z', 200)
+        with open(os.path.join(d, 'results.log'), 'w') as f:
+            f.write('@@ boot kernel=6.12.118+ job=stress\n@@ done rc=0\n')
+        self.assertIn('stress on debug', self.ingest(d))
+        params = dict(self.db.execute('SELECT key, value FROM params'))
+        self.assertEqual((params['secs'], params['end.cgroups_created'], params['end.dying_drop']),
+                         ('180', '184', '13'))
+        self.assertEqual(self.db.execute('SELECT kind, soak_rc, t_ms FROM runs').fetchone(), ('stress', 0, 180083))
+        self.assertEqual(consistent(self.db), [])
+
+
 class AgreesWithSoakScan(Base):
     """qemu-run/soak.sh reads samples.log on the host too (its summary line):
     both must count the same complete and dropped snapshots."""
