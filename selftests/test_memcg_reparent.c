@@ -2790,6 +2790,7 @@ struct socket_state {
 	struct file_state f;	/* the file C reads, and the holder */
 	int dead[2];		/* in the holder: the connection made in C */
 	int nr_transfers;	/* in the holder: transfers done */
+	const char *root;	/* test_reparent_socket_release */
 };
 
 /* the holder's transfers, in order: only DEAD_TRANSFER uses s->dead */
@@ -3099,6 +3100,125 @@ cleanup:
 }
 
 /*
+ * A removed C whose only memory was socket buffers must be released once
+ * its sockets are closed: nothing may hold it then, a CPU's charge stock
+ * included. mem_cgroup_uncharge_skmem() gives a socket's pages back
+ * through refill_stock(), and a stock keeps a css reference on the memcg
+ * it caches until its CPU charges another one, which on an idle CPU may
+ * be never. So, unlike the other subtests, the wait for the release here
+ * does not nudge the stocks: C's sockets are made in C, C is removed,
+ * TRANSFER_SIZE bytes go through them from K, the holder closes them and
+ * exits, and P's nr_dying_subsys_memory must be back to its base within
+ * dying_timeout; SOCKET_RELEASE_ROUNDS times over, a new P, C and K each.
+ */
+static int socket_release_charge(void *arg)
+{
+	struct socket_state *s = arg;
+
+	if (setpgid(0, 0) || tcp_pair(s->dead))
+		return EXIT_FAILURE;
+
+	return EXIT_SUCCESS;
+}
+
+static long socket_release_query(void *arg)
+{
+	struct socket_state *s = arg;
+	long us;
+
+	/*
+	 * From the root cgroup, whose charges bypass the stocks: nothing the
+	 * holder does after the sockets close (its answer on the pipe, its
+	 * exit) replaces the stock their last uncharge refilled.
+	 */
+	if (cg_enter_current(s->root))
+		return -1;
+	us = timed_transfer(s->dead);
+	close_pair(s->dead);
+	return us;
+}
+
+static int socket_release_round(const char *root)
+{
+	struct socket_state s = {
+		.f = FILE_STATE(0),
+		.dead = { -1, -1 },
+		.root = root,
+	};
+	struct reparent_test t;
+	double start, waited;
+	long dying;
+	int fd[2], ret;
+
+	ret = rt_setup(&t, root, "test_reparent_socket_release");
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	if (tcp_pair(fd)) {
+		if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
+			ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
+				       t.name, strerror(errno));
+			ret = KSFT_SKIP;
+			goto cleanup;
+		}
+		report(&t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
+		       strerror(errno));
+		goto cleanup;
+	}
+	close_pair(fd);
+
+	if (holder_start(&s.f.h, &t, socket_release_charge,
+			 socket_release_query, &s) ||
+	    rt_remove_child(&t, -1))
+		goto cleanup;
+	if (holder_query(&s.f.h) < 0) {
+		report(&t, 0, "the transfer through the removed child's sockets failed\n");
+		goto cleanup;
+	}
+	/* the holder exits: no charge of its own replaces a stock */
+	holder_stop(&s.f.h);
+	t.checked = true;
+
+	start = now();
+	for (;;) {
+		dying = read_dying(t.parent);
+		waited = now() - start;
+		if (dying < 0 || dying <= t.dying_base || waited >= dying_timeout)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	if (dying != t.dying_base)
+		report(&t, 1,
+		       "nr_dying_subsys_memory: expected %ld, saw %ld %.1f s after the sockets closed (stocks not nudged)\n",
+		       t.dying_base, dying, waited);
+	else
+		ksft_print_msg("%s: released %.2f s after the sockets closed\n",
+			       t.name, waited);
+
+cleanup:
+	socket_cleanup(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * Whether the stock still caches C at the end depends on which CPU took
+ * the last uncharge and on what else was charged there since: a kernel
+ * that lets stocks pin dead memcgs released C in about 1 run of 5 here.
+ * Every one of SOCKET_RELEASE_ROUNDS children must be released.
+ */
+#define SOCKET_RELEASE_ROUNDS	3
+
+static int test_reparent_socket_release(const char *root)
+{
+	int i, ret = KSFT_PASS;
+
+	for (i = 0; i < SOCKET_RELEASE_ROUNDS && ret == KSFT_PASS; i++)
+		ret = socket_release_round(root);
+
+	return ret;
+}
+
+/*
  * Read this binary once, so that the page cache of its text is charged
  * here and not to the first child that happens to execute a given page.
  */
@@ -3158,6 +3278,7 @@ static struct memcg_reparent_test {
 	T(test_reparent_cgwb),
 	T(test_reparent_churn),
 	T(test_reparent_socket_limit),
+	T(test_reparent_socket_release),
 };
 
 #undef T
