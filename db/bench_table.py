@@ -242,11 +242,7 @@ def main(argv):
     ap.add_argument('--markdown', action='store_true', help='a Markdown table')
     ap.add_argument('--db', help='the database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
     args = ap.parse_args(argv)
-    path = args.db or store.default_path()
-    if not os.path.exists(path):
-        print(f'bench_table: no database at {path}: run make bench first', file=sys.stderr)
-        return 1
-    db = store.connect(path)
+    path, db = store.open_existing(args.db, 'bench_table', 'run make bench first')
     batch = args.batch or latest_batch(db)
     if not batch or not db.execute('SELECT 1 FROM runs WHERE batch = ?', (batch,)).fetchone():
         print(f'bench_table: no bench batch {batch or ""} in {path}: run make bench first', file=sys.stderr)

@@ -74,11 +74,7 @@ def main(argv):
     ap.add_argument('--since', default='', help='only runs started at or after this (ISO timestamp)')
     ap.add_argument('--alpha', type=float, default=0.05)
     args = ap.parse_args(argv)
-    path = args.db or store.default_path()
-    if not os.path.exists(path):
-        print(f'flaky: no runs database at {path}: run make repeat first', file=sys.stderr)
-        return 1
-    db = store.connect(path)
+    _, db = store.open_existing(args.db, 'flaky', 'run make nightly-flaky first')
     rows = compare(rates(db, args.since), args.alpha)
     if not rows:
         print(f'flaky: no subtest failed in the kselftest runs since {args.since or "the first"}, '

@@ -52,11 +52,8 @@ def main(argv):
     ap.add_argument('--subtest')
     ap.add_argument('--since', default='')
     args = ap.parse_args(argv)
-    path = args.db or store.default_path()
-    if not os.path.exists(path):
-        print(f'metrics: no runs database at {path}', file=sys.stderr)
-        return 1
-    figs = figures(store.connect(path), args.subtest, args.since)
+    _, db = store.open_existing(args.db, 'metrics', 'run a kselftest first (make kselftest)')
+    figs = figures(db, args.subtest, args.since)
     if not figs:
         print('metrics: no figures stored' + (f' for {args.subtest}' if args.subtest else ''))
         return 1

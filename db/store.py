@@ -68,6 +68,15 @@ def connect(path=None, create=True):
     return db
 
 
+def open_existing(path, tool, hint):
+    """(path, db) of an existing runs database (path None: the default);
+    a missing one is an error that names the tool and what to run (hint)."""
+    path = path or default_path()
+    if not os.path.exists(path):
+        raise SystemExit(f'{tool}: no runs database at {path}: {hint}')
+    return path, connect(path)
+
+
 def migrate(db, path='the database'):
     version = db.execute('PRAGMA user_version').fetchone()[0]
     if version > SCHEMA_VERSION:
