@@ -75,6 +75,15 @@ class ParseTap(unittest.TestCase):
         self.assertEqual([(r.key, r.outcome) for r in res], [('t:a', 'pass'), ('t:(binary)', 'fail')])
 
 
+def write_known(case, text):
+    """A known-issues file holding text, removed when the test case ends."""
+    f = tempfile.NamedTemporaryFile('w', suffix='.known', delete=False)
+    f.write(text)
+    f.close()
+    case.addCleanup(os.unlink, f.name)
+    return f.name
+
+
 def known(key, kind='broken', kernels=None, until='2999-12-31', reason='x', cpus=0):
     import datetime
     return {key: tap.Known(kind, key, kernels, datetime.date.fromisoformat(until), reason, cpus)}
@@ -202,15 +211,8 @@ class Flaky(unittest.TestCase):
 
 
 class KnownIssues(unittest.TestCase):
-    def write(self, text):
-        f = tempfile.NamedTemporaryFile('w', suffix='.known', delete=False)
-        f.write(text)
-        f.close()
-        self.addCleanup(os.unlink, f.name)
-        return f.name
-
     def test_format(self):
-        k = tap.read_known(self.write('# c\n\nflaky  t:a  all  2030-01-01  it races\n'
+        k = tap.read_known(write_known(self, '# c\n\nflaky  t:a  all  2030-01-01  it races\n'
                                       'needs-cpus=14 t:b original,patched 2030-01-01 cpus\n'))
         self.assertEqual((k['t:a'].kind, k['t:a'].kernels, k['t:a'].reason), ('flaky', None, 'it races'))
         self.assertEqual((k['t:b'].kind, k['t:b'].cpus, k['t:b'].kernels),
@@ -225,7 +227,7 @@ class KnownIssues(unittest.TestCase):
                           ('needs-cpus=x t:a all 2030-01-01 r\n', 'number of CPUs'),
                           ('flaky t:a all 2030-01-01 r\nbroken t:a all 2030-01-01 r\n', 'listed twice')):
             with self.assertRaises(SystemExit) as e:
-                tap.read_known(self.write(text))
+                tap.read_known(write_known(self, text))
             self.assertIn(why, str(e.exception))
             self.assertIn(':1:' if 'twice' not in why else ':2:', str(e.exception))
 
@@ -269,7 +271,7 @@ class Summarize(unittest.TestCase):
     def test_known_issue_of_one_kernel(self):
         # A subtest of the matrix, known to fail sometimes on patched only.
         expect = {'test_kmem:test_kmem_memcg_deletion': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
-        known = tap.read_known(self.write_known(
+        known = tap.read_known(write_known(self, 
             'broken test_kmem:test_kmem_memcg_deletion patched 2999-01-01 a known bug\n'))
         lines, c, s = tap.summarize(self.results(), 'patched', known, expect)
         self.assertEqual(s, [])
@@ -281,14 +283,6 @@ class Summarize(unittest.TestCase):
         # ... nor on debug, where it is a surprise.
         _, _, s = tap.summarize(self.results(), 'debug', known, expect)
         self.assertEqual(s, [('test_kmem:test_kmem_memcg_deletion', 'pass', 'fail')])
-
-    def write_known(self, text):
-        import tempfile
-        f = tempfile.NamedTemporaryFile('w', suffix='.known', delete=False)
-        f.write(text)
-        f.close()
-        self.addCleanup(os.unlink, f.name)
-        return f.name
 
     def test_expected_failure_is_not_a_surprise(self):
         expect = {'test_kmem:test_kmem_memcg_deletion': {'original': 'fail', 'patched': 'pass', 'debug': 'pass'}}
