@@ -5,7 +5,8 @@ fails a subtest significantly more often than original.
 usage: db/flaky.py [--db PATH] [--since TIMESTAMP] [--alpha 0.05]
 
 Counts every kselftest run in the runs database (started at or after
---since): per kernel and subtest, how many times it ran and how many times
+--since): per kernel (its name and series hash: "patched@534bd8e2", so two
+versions of the series never mix) and subtest, how many times it ran and how many times
 its first attempt failed (reruns of flaky subtests aside: the raw rate,
 which make repeat measures with no reruns).  For each subtest and each
 kernel but original, the one-sided Fisher's exact test asks whether that
@@ -38,10 +39,10 @@ def rates(db, since=''):
     of every kselftest subtest run started at or after since."""
     out = {}
     rows = db.execute(
-        "SELECT k.name, t.test, t.subtest, coalesce(t.first, t.outcome) AS o, count(*) "
+        f"SELECT {store.KERNEL_LABEL_SQL}, t.test, t.subtest, coalesce(t.first, t.outcome) AS o, count(*) "
         "FROM kselftest t JOIN runs r ON r.id = t.run_id JOIN kernels k ON k.id = r.kernel_id "
         "WHERE r.kind = 'kselftest' AND r.started >= ? AND t.subtest != '(binary)' "
-        "GROUP BY k.name, t.test, t.subtest, o", (since,))
+        "GROUP BY 1, t.test, t.subtest, o", (since,))
     for kernel, test, subtest, outcome, n in rows:
         if outcome not in ('pass', 'fail'):
             continue        # a skip or a miss says nothing about a rate
@@ -80,9 +81,9 @@ def main(argv):
         print(f'flaky: no subtest failed in the kselftest runs since {args.since or "the first"}, '
               'or no kernel ran beside original')
         return 0
-    print(f'{"test:subtest":52} {"kernel":8} {"original":>12} {"kernel":>12}  p (more failures)')
+    print(f'{"test:subtest":52} {"kernel":17} {"original":>12} {"kernel":>12}  p (more failures)')
     for (test, sub), kernel, (kb, nb), (k, n), p, worse in rows:
-        print(f'{test + ":" + sub:52} {kernel:8} {f"{kb} of {nb}":>12} {f"{k} of {n}":>12}  {p:.3g}'
+        print(f'{test + ":" + sub:52} {kernel:17} {f"{kb} of {nb}":>12} {f"{k} of {n}":>12}  {p:.3g}'
               + ('  WORSE' if worse else ''))
     worse = [f'{t}:{s} on {kernel}' for (t, s), kernel, _, _, _, w in rows if w]
     print(f'flaky: {len(worse)} subtests fail significantly more often than on original '

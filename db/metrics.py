@@ -19,17 +19,17 @@ import store  # noqa: E402
 
 
 def figures(db, subtest=None, since=''):
-    """{(test, subtest, key): {(kernel, series): [values]}}"""
+    """{(test, subtest, key): {kernel label: [values]}}"""
     out = {}
-    q = ("SELECT m.test, m.subtest, m.key, k.name, coalesce(substr(k.series_hash, 1, 8), '?'), m.value "
+    q = (f"SELECT m.test, m.subtest, m.key, {store.KERNEL_LABEL_SQL}, m.value "
          "FROM kselftest_metrics m JOIN runs r ON r.id = m.run_id JOIN kernels k ON k.id = r.kernel_id "
          "WHERE m.attempt = 1 AND r.started >= ?")
     args = [since]
     if subtest:
         q += ' AND m.subtest = ?'
         args.append(subtest)
-    for test, sub, key, kernel, series, value in db.execute(q + ' ORDER BY r.started, m.ord', args):
-        out.setdefault((test, sub, key), {}).setdefault((kernel, series or '-'), []).append(value)
+    for test, sub, key, kernel, value in db.execute(q + ' ORDER BY r.started, m.ord', args):
+        out.setdefault((test, sub, key), {}).setdefault(kernel, []).append(value)
     return out
 
 
@@ -40,8 +40,8 @@ def fmt(v):
 def table(figs):
     lines = []
     for (test, sub, key), per in sorted(figs.items()):
-        for (kernel, series), vals in sorted(per.items()):
-            lines.append(f'{sub:32} {key:10} {kernel:9} {series:9} {len(vals):3}  '
+        for kernel, vals in sorted(per.items()):
+            lines.append(f'{sub:32} {key:10} {kernel:17} {len(vals):3}  '
                          f'{fmt(statistics.median(vals))} [{fmt(min(vals))}-{fmt(max(vals))}]')
     return lines
 
@@ -57,7 +57,7 @@ def main(argv):
     if not figs:
         print('metrics: no figures stored' + (f' for {args.subtest}' if args.subtest else ''))
         return 1
-    print(f'{"subtest":32} {"key":10} {"kernel":9} {"series":9} {"n":>3}  median [min-max]')
+    print(f'{"subtest":32} {"key":10} {"kernel":17} {"n":>3}  median [min-max]')
     for line in table(figs):
         print(line)
     return 0

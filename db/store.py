@@ -31,6 +31,22 @@ def migrations():
 SCHEMA_VERSION = len(migrations())
 
 
+# A kernel as every comparison sees it: its name and, for a build of the
+# series, the first 8 digits of the series hash (of the patches/ it was built
+# from; kernels.series_hash), so that two versions of the series never mix
+# under "patched".  original has no series; "?" is a run that did not
+# record it.  Needs the kernels table as "k".
+KERNEL_LABEL_SQL = ("CASE WHEN k.name = 'original' OR k.series_hash = '' THEN k.name "
+                    "ELSE k.name || '@' || coalesce(substr(k.series_hash, 1, 8), '?') END")
+
+
+def kernel_label(name, series_hash):
+    """KERNEL_LABEL_SQL in Python."""
+    if name == 'original' or series_hash == '':
+        return name
+    return f'{name}@{(series_hash or "?")[:8]}'
+
+
 def default_path():
     if os.environ.get('RUNS_DB'):
         return os.environ['RUNS_DB']

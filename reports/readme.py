@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
-"""Put the measured soak table and plot into README.md, from the runs database.
+"""Put the measured tables and the soak plot into README.md, from the runs database.
 
 usage: reports/readme.py [--db PATH] [--runs N] [--readme FILE] [--png FILE] [--check]
+
+Every table of measurements in README.md sits between two markers,
+<!-- NAME:begin --> and <!-- NAME:end -->, and this writes all of them: the
+soak's (below) and those of reports/figures.py (kselftests, the figures
+subtests print, flaky rates, the newest bench batch, the newest stress
+runs).  Each says which runs it comes from; one with nothing stored says
+which command stores it.
 
 Takes the latest clean soak runs of `original` and `patched` that ran the
 same workload (the knobs of the latest clean patched soak; up to N of each,
@@ -12,6 +19,8 @@ default 3), and writes:
     and per period the dying count of each kernel as median [min-max] over
     its runs, and the difference in Slab + Percpu (original minus patched,
     medians) in MiB, in the shape of the 2019 cover letter's table.
+Patched means the series version (kernels.series_hash) of the newest clean
+patched soak: runs of other versions of the series are left out.
 Fails, changing nothing, when either kernel has no such run.  --check only
 says whether README.md is what this would write (exit 1 if not).
 """
@@ -24,11 +33,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import figures  # noqa: E402
 import report  # noqa: E402
 from report import Soak, Store, mb, store  # noqa: E402
 
 BEGIN = '<!-- measured-soak:begin -->'
 END = '<!-- measured-soak:end -->'
+WRITTEN = '<!-- written by reports/readme.py (make readme-figures) from the runs database; do not edit -->'
 
 
 def die(msg):
@@ -39,18 +50,23 @@ def die(msg):
 def pick_runs(st, n):
     """{kernel: [Soak, ...]} of the latest clean runs with the same workload."""
     q = ("SELECT l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, l.verdict, "
-         "l.release, l.soak_rc, l.t_ms FROM run_list l WHERE l.kind = 'soak' AND l.verdict = 'clean' "
+         "l.release, l.soak_rc, l.t_ms, k.series_hash FROM run_list l "
+         "JOIN kernels k ON k.image_key = l.image_key AND k.name = l.kernel "
+         "WHERE l.kind = 'soak' AND l.verdict = 'clean' "
          "AND l.soak_rc = 0 AND l.kernel = ? {} ORDER BY l.started DESC, l.run_id DESC LIMIT ?")
     latest = st.q(q.format(''), 'patched', 1)
     if not latest:
         die('no clean soak run of the patched kernel in the database: run "make run" first')
-    workload = latest[0][4]
+    workload, series = latest[0][4], latest[0][11] or ''   # NULL: not recorded
     runs = {}
     for k in ('original', 'patched'):
-        rows = st.q(q.format('AND l.workload = ?'), k, workload, n)
+        rows = st.q(q.format('AND l.workload = ? AND coalesce(k.series_hash, \'\') = ?'), k, workload,
+                    series if k == 'patched' else '', n)
         if not rows:
             die(f'no clean soak run of {k} with the workload "{workload}": run "make run" first')
-        runs[k] = [Soak(st, r) for r in reversed(rows)]
+        runs[k] = [Soak(st, r[:11]) for r in reversed(rows)]
+        for s, r in zip(runs[k], reversed(rows)):
+            s.series = r[11]
         for s in runs[k]:
             s.settle = [x for x in st.q('SELECT seq, gen, t_ms, note, dying FROM dying WHERE run_id = ? '
                                         'ORDER BY seq', s.run_id) if x[3] and 'settle' in x[3]]
@@ -159,10 +175,10 @@ def section(workload, runs, png_rel):
     started = sorted(s.started for ss in runs.values() for s in ss)
     rates = {k: spread([s.gens / (s.t_ms / 1000.0) for s in ss if s.t_ms]) for k, ss in runs.items()}
     n = {k: len(ss) for k, ss in runs.items()}
-    out = [BEGIN,
-           '<!-- written by reports/readme.py (make readme-figures) from the runs database; do not edit -->',
+    lab = store.kernel_label('patched', runs['patched'][0].series)
+    out = [BEGIN, WRITTEN,
            f'Soak `{workload}`: {n["original"]} run(s) of `original` '
-           f'({", ".join(rel["original"])}; runs {ids["original"]}) and {n["patched"]} of `patched` '
+           f'({", ".join(rel["original"])}; runs {ids["original"]}) and {n["patched"]} of `{lab}` '
            f'({", ".join(rel["patched"])}; runs {ids["patched"]}), started between {started[0]} and '
            f'{started[-1]}.  Dying memory cgroups (the soak parent\'s `nr_dying_subsys_memory`) at the last '
            f'snapshot at or before each generation, median [min-max] over the runs; "idle" is after the '
@@ -173,8 +189,31 @@ def section(workload, runs, png_rel):
            table(runs),
            '',
            f'![Dying memory cgroups vs generation, original vs patched]({png_rel})',
+           '',
+           figures.legend([lab]),
            END]
     return '\n'.join(out)
+
+
+def markers(name):
+    return f'<!-- {name}:begin -->', f'<!-- {name}:end -->'
+
+
+def check_markers(text, path, names):
+    for name in names:
+        b, e = markers(name)
+        if text.count(b) != 1 or text.count(e) != 1 or text.index(b) > text.index(e):
+            die(f'{path} must hold the markers {b} and {e} once each, in that order')
+
+
+def replace_block(text, name, body):
+    b, e = markers(name)
+    return text[:text.index(b)] + body + text[text.index(e) + len(e):]
+
+
+def block(name, lines):
+    b, e = markers(name)
+    return '\n'.join([b, WRITTEN] + lines + [e])
 
 
 def main(argv):
@@ -190,13 +229,14 @@ def main(argv):
         die(f'no runs database at {db_path}: run "make run" first')
     with open(args.readme) as f:
         text = f.read()
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        die(f'{args.readme} must hold the markers {BEGIN} and {END} once each, in that order')
+    check_markers(text, args.readme, ['measured-soak'] + list(figures.BLOCKS))
     db = store.connect(db_path)
     st = Store(db)
     workload, runs = pick_runs(st, args.runs)
     png_rel = os.path.relpath(args.png, os.path.dirname(os.path.abspath(args.readme)))
-    new = text[:text.index(BEGIN)] + section(workload, runs, png_rel) + text[text.index(END) + len(END):]
+    new = replace_block(text, 'measured-soak', section(workload, runs, png_rel))
+    for name, make in figures.BLOCKS.items():
+        new = replace_block(new, name, block(name, make(db)))
     if args.check:
         if new != text:
             print(f'readme: {args.readme} is not what the database says: run "make readme-figures"')

@@ -12,13 +12,18 @@ import ingest  # noqa: E402
 import store  # noqa: E402
 
 
-def repeat_run(d, kernel, fails, reps=20, started='2026-12-04T02:00:00Z'):
+def repeat_run(d, kernel, fails, reps=20, started='2026-12-04T02:00:00Z', series=None):
     """A make repeat run: test t, subtests a (never fails) and b (fails in
-    the repetitions listed in fails), no reruns."""
+    the repetitions listed in fails), no reruns; series: the image's series
+    key (None: not recorded; original records '')."""
     os.makedirs(d)
+    if series is None and kernel == 'original':
+        series = ''
+    image = f'k-{kernel}-{series}' if series else f'k-{kernel}'
     with open(os.path.join(d, 'meta'), 'w') as f:
         f.write(f'kernel={kernel}\njob=kselftest\nargs=tests={",".join(["t"] * reps)} timeout=900 retries=0\n'
-                f'mem=1024\nsmp=2\nimage_key=k-{kernel}\nstarted={started}\nwall_secs=9\nverdict=clean\n')
+                f'mem=1024\nsmp=2\nimage_key={image}\nstarted={started}\nwall_secs=9\nverdict=clean\n'
+                + (f'series_key={series}\n' if series is not None else ''))
     out = ['@@ boot kernel=6.12.118 job=kselftest cpus=2']
     for i in range(reps):
         bad = i in fails
@@ -48,20 +53,32 @@ class Rates(unittest.TestCase):
         open(empty, 'w').close()
         self.empty = empty
 
-    def store(self, kernel, fails):
-        d = os.path.join(self.tmp, kernel)
-        repeat_run(d, kernel, fails)
+    def store(self, kernel, fails, series=None):
+        d = os.path.join(self.tmp, f'{kernel}-{series}')
+        repeat_run(d, kernel, fails, series=series)
         ingest.ingest(self.db, d, known=self.empty, expect=self.empty, db_path=self.path)
 
     def test_worse_on_patched_fails_the_check(self):
         self.store('original', {3})
         self.store('patched', {1, 4, 7, 9, 12, 15, 18})
         table = flaky.rates(self.db)
-        self.assertEqual(table[('t', 'b')], {'original': (1, 20), 'patched': (7, 20)})
-        self.assertEqual(table[('t', 'a')], {'original': (0, 20), 'patched': (0, 20)})
+        self.assertEqual(table[('t', 'b')], {'original': (1, 20), 'patched@?': (7, 20)})
+        self.assertEqual(table[('t', 'a')], {'original': (0, 20), 'patched@?': (0, 20)})
         rows = flaky.compare(table)
-        self.assertEqual([(r[0], r[1], r[5]) for r in rows], [(('t', 'b'), 'patched', True)])
+        self.assertEqual([(r[0], r[1], r[5]) for r in rows], [(('t', 'b'), 'patched@?', True)])
         self.assertEqual(flaky.main(['--db', self.path]), 1)
+
+    def test_two_versions_of_the_series_never_mix(self):
+        # v2 failed 7 of 20, v3 1 of 20: mixed under "patched" the rate would
+        # be 8 of 40 and still fail the check, on v3's name.
+        self.store('original', {3})
+        self.store('patched', {1, 4, 7, 9, 12, 15, 18}, series='60e1b404381c312c')
+        self.store('patched', {5}, series='26311f425ea19c92')
+        table = flaky.rates(self.db)
+        self.assertEqual(table[('t', 'b')], {'original': (1, 20), 'patched@60e1b404': (7, 20),
+                                             'patched@26311f42': (1, 20)})
+        worse = [r[1] for r in flaky.compare(table) if r[5]]
+        self.assertEqual(worse, ['patched@60e1b404'])
 
     def test_the_same_rate_passes(self):
         self.store('original', {3, 9})
@@ -97,7 +114,7 @@ class Metrics(unittest.TestCase):
                 f.write(text)
             ingest.ingest(db, d, known=empty, expect=empty, db_path=path)
         figs = metrics.figures(db, 'a')
-        self.assertEqual(figs[('t', 'a', 'dead_ms')], {('original', '?'): [90.0, 110.0], ('patched', '?'): [1700.0]})
-        self.assertEqual(figs[('t', 'a', 'oom')][('patched', '?')], [0.5])
+        self.assertEqual(figs[('t', 'a', 'dead_ms')], {'original': [90.0, 110.0], 'patched@?': [1700.0]})
+        self.assertEqual(figs[('t', 'a', 'oom')]['patched@?'], [0.5])
         rows = metrics.table(figs)
         self.assertIn('100 [90-110]', [r for r in rows if 'dead_ms' in r and 'original' in r][0])

@@ -12,7 +12,9 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
 import fake_run  # noqa: E402
 
-README = '# Title\n\ntext before\n\n<!-- measured-soak:begin -->\nold\n<!-- measured-soak:end -->\n\ntext after\n'
+README = ('# Title\n\ntext before\n\n<!-- measured-soak:begin -->\nold\n<!-- measured-soak:end -->\n\ntext after\n'
+          + ''.join(f'\n<!-- {n}:begin -->\nold {n}\n<!-- {n}:end -->\n' for n in (
+              'measured-kselftest', 'measured-metrics', 'measured-flaky', 'measured-bench', 'measured-stress')))
 
 
 class Readme(unittest.TestCase):
@@ -71,13 +73,15 @@ class Readme(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         t = self.text()
         self.assertTrue(t.startswith('# Title\n\ntext before\n\n<!-- measured-soak:begin -->'))
-        self.assertTrue(t.endswith('<!-- measured-soak:end -->\n\ntext after\n'))
-        self.assertNotIn('\nold\n', t)
+        self.assertIn('<!-- measured-soak:end -->\n\ntext after\n', t)
+        self.assertNotIn('\nold', t)
+        self.assertIn('<!-- measured-stress:begin -->\n<!-- written by', t)
+        self.assertIn('No stress run in this database', t)
         self.assertIn('| dying, original |', t)
         self.assertIn('| dying, patched |', t)
         # The three seed-7 runs of each kernel, not the later seed-8 one.
         self.assertIn('3 run(s) of `original`', t)
-        self.assertIn('and 3 of `patched`', t)
+        self.assertIn('and 3 of `patched@?`', t)      # fake runs record no series
         self.assertIn('seed=7 ', t)
         self.assertIn('started between 2026-12-03T10:00:00Z and 2026-12-03T12:01:00Z', t)
         self.assertIn('](docs/soak-dying.png)', t)
@@ -114,6 +118,38 @@ class Readme(unittest.TestCase):
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 1)
         self.assertIn('must hold the markers', r.stderr)
+
+    def test_one_series_under_patched(self):
+        """A later patched soak of another series version: only it is patched,
+        the three earlier ones (another version) are left out."""
+        db = os.path.join(self.tmp, 'both.sqlite')
+        self.same_workload(db)
+        sys.path.insert(0, os.path.join(TOP, 'db'))
+        import ingest
+        import store
+        d = os.path.join(self.tmp, 'runs', 'v3-patched-soak')
+        fake_run.soak_run(d, 'patched', gens=300, sample_every=25, seed=7, started='2026-12-03T20:00:00Z')
+        with open(os.path.join(d, 'meta')) as f:
+            meta = f.read().replace('image_key=fakepatc0000000000', 'image_key=v3img')
+        with open(os.path.join(d, 'meta'), 'w') as f:
+            f.write(meta + 'series_key=aaaabbbbccccdddd\n')
+        conn = store.connect(db)
+        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'known-issues'), db_path=db)
+        conn.close()
+        r = self.run_readme(db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        t = self.text()
+        self.assertIn('3 run(s) of `original`', t)
+        self.assertIn('and 1 of `patched@aaaabbbb`', t)
+
+    def test_a_missing_block_marker(self):
+        db = os.path.join(self.tmp, 'both.sqlite')
+        self.same_workload(db)
+        with open(self.readme, 'w') as f:
+            f.write(README.replace('<!-- measured-bench:end -->', ''))
+        r = self.run_readme(db)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('<!-- measured-bench:end -->', r.stderr)
 
     def test_no_database(self):
         r = self.run_readme(os.path.join(self.tmp, 'none.sqlite'))

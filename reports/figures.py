@@ -1,0 +1,227 @@
+"""The README's measured tables other than the soak's, each from the runs
+database (reports/readme.py writes them between their markers).
+
+Every block names the runs it comes from (run ids, dates) and the command
+that makes more of them; a block with no run in the database says so and
+names that command.  A kernel is its label (db/store.py KERNEL_LABEL_SQL:
+"patched@26311f42"), never its name alone, and the legend under each block
+says which version of the series each hash is (reports/series-names, and
+the hash of this checkout's patches/).
+"""
+import hashlib
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+import bench_table  # noqa: E402
+import flaky  # noqa: E402
+import metrics  # noqa: E402
+import store  # noqa: E402
+from kernels import KSELFTESTS  # noqa: E402
+
+SERIES_NAMES = os.path.join(HERE, 'series-names')
+LABEL = store.KERNEL_LABEL_SQL
+
+
+def current_series():
+    """The series key of this checkout's patches/ (qemu-run/lib.sh
+    series_key_of: sha256 of the patches but the cover letter, 16 digits)."""
+    pdir = os.path.join(TOP, 'patches')
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(pdir)):
+        if name.endswith('.patch') and not name.startswith('0000-'):
+            with open(os.path.join(pdir, name), 'rb') as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def series_names(path=SERIES_NAMES):
+    """{8-digit hash: what it is} from reports/series-names ("HASH text"
+    lines, # comments), plus this checkout's series."""
+    names = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith('#'):
+                h, _, text = line.partition(' ')
+                names[h[:8]] = text.strip()
+    cur = current_series()[:8]
+    names[cur] = (names[cur] + '; ' if cur in names else '') + "this checkout's patches/"
+    return names
+
+
+def legend(labels, names=None):
+    """The line under a block that says what each patched@HASH is."""
+    names = names if names is not None else series_names()
+    parts = []
+    for lab in dict.fromkeys(labels):
+        if '@' not in lab:
+            continue
+        h = lab.split('@', 1)[1]
+        parts.append(f'`{lab}`: {names.get(h, "a series version not named in reports/series-names")}')
+    return ('Series: ' + '; '.join(parts) + '.') if parts else ''
+
+
+def spread(vals, f=metrics.fmt):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return 'n/a'
+    med, lo, hi = statistics.median(vals), min(vals), max(vals)
+    return f(med) if lo == hi else f'{f(med)} [{f(lo)}-{f(hi)}]'
+
+
+def table(header, rows):
+    out = ['| ' + ' | '.join(header) + ' |', '|' + '|'.join(' --- ' for _ in header) + '|']
+    out += ['| ' + ' | '.join(str(c) if c not in (None, '') else ' ' for c in r) + ' |' for r in rows]
+    return out
+
+
+def label_order(labels, newest=()):
+    """original first, then the labels of newest (newest first), then the rest."""
+    rank = {lab: i for i, lab in enumerate(newest)}
+    return sorted(labels, key=lambda lab: (lab != 'original', rank.get(lab, len(rank)), lab))
+
+
+def patched_by_age(db, kind=None):
+    """Labels of the series kernels (of runs of kind, else any): this
+    checkout's series first when it has runs, then the others, the one with
+    the newest run first."""
+    rows = db.execute(f"SELECT {LABEL}, max(r.started) FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+                      "WHERE k.name != 'original' AND (? IS NULL OR r.kind = ?) GROUP BY 1 ORDER BY 2 DESC",
+                      (kind, kind)).fetchall()
+    mine = store.kernel_label('patched', current_series())
+    return sorted((r[0] for r in rows), key=lambda lab: lab != mine)
+
+
+def block_kselftest(db):
+    """The newest full kselftest run of each kernel, and its 16-vCPU test_kmem boot."""
+    full = 'tests=' + ','.join(KSELFTESTS) + ' %'
+    rows = db.execute(
+        f"SELECT r.id, {LABEL}, r.started, r.smp, r.wall_secs, r.verdict, r.summary, r.args "
+        "FROM runs r JOIN kernels k ON k.id = r.kernel_id WHERE r.kind = 'kselftest' "
+        "AND coalesce(r.cmdline, '') NOT LIKE '%\\_ONLY=%' ESCAPE '\\' "
+        "AND (r.args LIKE ? OR (r.smp >= 16 AND r.args LIKE 'tests=test\\_kmem %' ESCAPE '\\')) "
+        "ORDER BY r.started DESC, r.id DESC", (full,)).fetchall()
+    picked = {}
+    for r in rows:
+        picked.setdefault((r[1], r[3] >= 16), r)
+    if not picked:
+        return ['No full kselftest run in this database: `make test` (or `make kselftest KERNEL=NAME`) '
+                'stores one.']
+    # One series beside original (this checkout's, else the newest with a
+    # full run): older versions are history.
+    full_by_age = sorted((lab for lab, many in picked if not many and lab != 'original'),
+                         key=lambda lab: picked[(lab, False)][2], reverse=True)
+    mine = store.kernel_label('patched', current_series())
+    newest = mine if mine in full_by_age else next(iter(full_by_age), None)
+    keep = [k for k in picked if k[0] in ('original', newest)]
+    keep.sort(key=lambda k: (k[0] != 'original', k[1]))
+    out = ['| kernel | run | started | vCPUs | boot, s | verdict | summary |',
+           '| --- | --- | --- | --- | --- | --- | --- |']
+    for k in keep:
+        run_id, lab, started, smp, wall, verdict, summary, _ = picked[k]
+        out.append(f'| {lab} | {run_id} | {started} | {smp} | {wall if wall is not None else "?"} | {verdict} '
+                   f'| {(summary or "no summary").replace("|", "/")} |')
+    out.append('')
+    out.append('A full run is every kselftest of `make kselftest` on 2 vCPUs, and test_kmem alone on 16 '
+               '(test_percpu_basic needs them); "boot, s" is the guest\'s whole boot, host wall clock.  '
+               'Per subtest: the dashboard\'s matrix (`make report`).')
+    lg = legend([k[0] for k in keep])
+    return out + ([lg] if lg else [])
+
+
+def block_metrics(db):
+    """The figures subtests print (# METRIC), per kernel label."""
+    figs = metrics.figures(db)
+    if not figs:
+        return ['No `# METRIC` figure in this database: `APPEND=MEMCG_REPARENT_ONLY=test_reparent_socket_limit '
+                'REPEAT=8 NOBUILD=1 qemu-run/kselftest.sh KERNEL test_memcg_reparent` stores eight.']
+    order = patched_by_age(db)
+    labels = set()
+    rows = []
+    for (test, sub, key), per in sorted(figs.items()):
+        for lab in label_order(per, order):
+            vals = per[lab]
+            labels.add(lab)
+            rows.append([f'{test}:{sub}', key, lab, len(vals), spread(vals)])
+    runs = db.execute("SELECT count(DISTINCT m.run_id), min(r.started), max(r.started) FROM kselftest_metrics m "
+                      "JOIN runs r ON r.id = m.run_id WHERE m.attempt = 1").fetchone()
+    out = [f'From {runs[0]} kselftest runs between {runs[1]} and {runs[2]} (first attempts only): '
+           '`python3 db/metrics.py`.  test_reparent_socket_limit: `dead_ms`, 64 MiB through the sockets of '
+           'a removed child that sat at its memory.max; `ref_ms`, the same through a live sibling\'s; '
+           '`oom`, `oom_kill`, `max`: the parent\'s memory.events during the transfer.', '']
+    out += table(['test:subtest', 'figure', 'kernel', 'n', 'median [min-max]'], rows)
+    lg = legend(label_order(labels, order))
+    return out + ([''] + [lg] if lg else [])
+
+
+def block_flaky(db):
+    """First-attempt failure rates per kernel label, against original."""
+    rates = flaky.rates(db)
+    rows = flaky.compare(rates)
+    if not rows:
+        return ['No subtest failed in a stored kselftest run beside original: `NOBUILD=1 make nightly-flaky` '
+                'runs the flaky-listed tests 20 times per kernel.']
+    order = [lab for lab in patched_by_age(db, 'kselftest') if any(r[1] == lab for r in rows)]
+    newest = order[0] if order else None
+    rows = [r for r in rows if r[1] == newest]
+    n_runs = db.execute("SELECT count(*), min(started), max(started) FROM runs WHERE kind = 'kselftest'").fetchone()
+    out = [f'First attempts of every subtest in the {n_runs[0]} stored kselftest runs ({n_runs[1]} to '
+           f'{n_runs[2]}; `make nightly-flaky` adds 20 per kernel), subtests that failed at least once, '
+           f'original against this checkout\'s series (else the newest that ran): `python3 db/flaky.py` (all versions).  p: one-sided Fisher '
+           'exact test that the series fails more often; p < 0.05 fails the nightly.', '']
+    out += table(['test:subtest', 'original fails', f'{newest} fails', 'p'],
+                 [[f'{t}:{s}', f'{kb} of {nb}', f'{k} of {n}', f'{p:.3g}' + (' **worse**' if w else '')]
+                  for (t, s), _, (kb, nb), (k, n), p, w in rows])
+    lg = legend([newest])
+    return out + ([''] + [lg] if lg else [])
+
+
+def block_bench(db):
+    """The newest bench batch, as db/bench_table.py --markdown prints it."""
+    batch = bench_table.latest_batch(db)
+    if not batch:
+        return ['No bench batch in this database: `NOBUILD=1 make bench` stores one (about 18 minutes).']
+    head, rows, notes = bench_table.table(db, batch)
+    lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+                     "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
+    out = [f'`python3 db/bench_table.py --batch {batch} --markdown`:', '',
+           bench_table.render(head, rows, notes, True)]
+    lg = legend([r[0] for r in lab])
+    return out + ([''] + [lg] if lg else [])
+
+
+def block_stress(db):
+    """The newest stress run of each kernel label: its end record."""
+    rows = db.execute(f"SELECT r.id, {LABEL}, r.started, r.wall_secs, r.verdict, r.soak_rc, r.summary "
+                      "FROM runs r JOIN kernels k ON k.id = r.kernel_id WHERE r.kind = 'stress' "
+                      "ORDER BY r.started DESC, r.id DESC").fetchall()
+    if not rows:
+        return ['No stress run in this database: `make stress` (debug kernel, 30 minutes; `STRESS_SECS` '
+                'for another length) stores one.']
+    picked = {}
+    for r in rows:
+        picked.setdefault(r[1], r)
+    keys = ('t_ms', 'cgroups_created', 'tasks', 'ooms', 'oom_kills', 'pages_moved', 'swap_peak_kb',
+            'failures', 'dying_end', 'dying_drop', 'mem_end_kb')
+    out = table(['kernel', 'run', 'started', 'wall, s', 'verdict', 'rc'] + [f'end.{k}' for k in keys], [
+        [lab, r[0], r[2], r[3], r[4], r[5]] + [
+            dict(db.execute('SELECT key, value FROM params WHERE run_id = ?', (r[0],)).fetchall())
+            .get(f'end.{k}', '') for k in keys] for lab, r in picked.items()])
+    out += ['', 'The guest stress tool\'s end record (`qemu-run/RECORDS.md`); a kernel report or an '
+            'unfinished boot makes the verdict "bad".']
+    lg = legend(list(picked))
+    return out + ([lg] if lg else [])
+
+
+BLOCKS = {
+    'measured-kselftest': block_kselftest,
+    'measured-metrics': block_metrics,
+    'measured-flaky': block_flaky,
+    'measured-bench': block_bench,
+    'measured-stress': block_stress,
+}

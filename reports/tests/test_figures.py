@@ -1,0 +1,159 @@
+"""reports/figures.py: the README's measured blocks from a runs database.
+Each block names its runs, never mixes two versions of the series, and
+says which command stores a run when it has none."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
+sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'reports'))
+import fake_run  # noqa: E402
+import figures  # noqa: E402
+import ingest  # noqa: E402
+import store  # noqa: E402
+from kernels import KSELFTESTS  # noqa: E402
+
+V2, V3 = '60e1b404381c312c', 'aaaabbbbccccdddd'
+FULL = 'tests=' + ','.join(KSELFTESTS) + ' timeout=900'
+
+
+def set_meta(d, **kv):
+    """Change or add meta keys of a fake run folder."""
+    path = os.path.join(d, 'meta')
+    with open(path) as f:
+        meta = dict(line.rstrip('\n').split('=', 1) for line in f if '=' in line)
+    meta.update({k: str(v) for k, v in kv.items()})
+    with open(path, 'w') as f:
+        f.writelines(f'{k}={v}\n' for k, v in meta.items())
+
+
+class Blocks(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='figures-test-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.path = os.path.join(self.tmp, 'runs.sqlite')
+        self.db = store.connect(self.path)
+        self.addCleanup(self.db.close)
+        self.known = os.path.join(self.tmp, 'known')
+        open(self.known, 'w').close()
+        self.n = 0
+
+    def store(self, d, batch=None):
+        ingest.ingest(self.db, d, known=self.known, expect=self.known, db_path=self.path, batch=batch)
+
+    def kselftest(self, kernel, series, started, args=FULL, metric=None):
+        self.n += 1
+        d = os.path.join(self.tmp, f'run{self.n}')
+        fake_run.kselftest_run(d, kernel, started=started)
+        set_meta(d, args=args, series_key=series, image_key=f'img-{kernel}-{series}')
+        if metric is not None:
+            path = os.path.join(d, 'results.log')
+            with open(path) as f:
+                text = f.read()
+            with open(path, 'w') as f:
+                f.write(text.replace('ok 1 test_reparent_slab\n',
+                                     f'ok 1 test_reparent_slab\n# METRIC test_reparent_slab dead_ms={metric}\n'))
+        self.store(d)
+
+    def text(self, name):
+        return '\n'.join(figures.BLOCKS[name](self.db))
+
+    def test_empty_blocks_name_the_command(self):
+        self.assertIn('No full kselftest run in this database: `make test`', self.text('measured-kselftest'))
+        self.assertIn('No `# METRIC` figure', self.text('measured-metrics'))
+        self.assertIn('make nightly-flaky', self.text('measured-flaky'))
+        self.assertIn('No bench batch in this database: `NOBUILD=1 make bench`', self.text('measured-bench'))
+        self.assertIn('No stress run in this database: `make stress`', self.text('measured-stress'))
+
+    def test_kselftest_shows_original_and_the_newest_series_only(self):
+        self.kselftest('original', '', '2026-12-04T01:00:00Z')
+        self.kselftest('patched', V2, '2026-12-04T02:00:00Z')
+        self.kselftest('patched', V3, '2026-12-04T03:00:00Z')
+        # A later run limited to one test is not a full run.
+        self.kselftest('patched', V2, '2026-12-04T04:00:00Z', args='tests=test_kmem timeout=900')
+        t = self.text('measured-kselftest')
+        rows = [line for line in t.splitlines() if line.startswith('| ') and 'kernel' not in line
+                and not line.startswith('| ---')]
+        self.assertEqual([r.split(' | ')[0] for r in rows], ['| original', '| patched@aaaabbbb'])
+        self.assertNotIn('patched@60e1b404', t)
+        self.assertIn('`patched@aaaabbbb`: a series version not named', t)
+
+    def test_this_checkouts_series_comes_first(self):
+        cur = figures.current_series()
+        self.kselftest('original', '', '2026-12-04T01:00:00Z')
+        self.kselftest('patched', cur, '2026-12-04T02:00:00Z')
+        self.kselftest('patched', V3, '2026-12-04T03:00:00Z')
+        t = self.text('measured-kselftest')
+        self.assertIn(f'| patched@{cur[:8]} |', t)
+        self.assertNotIn('aaaabbbb', t)
+        self.assertIn("this checkout's patches/", t)
+
+    def test_metrics_per_series(self):
+        self.kselftest('original', '', '2026-12-04T01:00:00Z', metric=50)
+        self.kselftest('original', '', '2026-12-04T01:10:00Z', metric=70)
+        self.kselftest('patched', V2, '2026-12-04T02:00:00Z', metric=900)
+        self.kselftest('patched', V3, '2026-12-04T03:00:00Z', metric=55)
+        t = self.text('measured-metrics')
+        self.assertIn('| test_memcg_reparent:test_reparent_slab | dead_ms | original | 2 | 60 [50-70] |', t)
+        self.assertIn('| dead_ms | patched@60e1b404 | 1 | 900 |', t)
+        self.assertIn('| dead_ms | patched@aaaabbbb | 1 | 55 |', t)
+        self.assertIn('`patched@60e1b404`: v2', t)      # named in reports/series-names
+        self.assertIn('From 4 kselftest runs', t)
+
+    def test_flaky_compares_the_newest_series(self):
+        self.kselftest('original', '', '2026-12-04T01:00:00Z')
+        self.kselftest('patched', V2, '2026-12-04T02:00:00Z')
+        self.kselftest('patched', V3, '2026-12-04T03:00:00Z')
+        # fake kselftests fail the LRU subtests on original only: every row is
+        # original failing, the newest series passing.
+        t = self.text('measured-flaky')
+        self.assertIn('| original fails | patched@aaaabbbb fails | p |', t)
+        self.assertIn('| test_memcg_reparent:test_reparent_pagecache | 1 of 1 | 0 of 1 | 1 |', t)
+        self.assertNotIn('60e1b404', t)
+
+    def test_bench_block_is_the_newest_batch(self):
+        for i, k in enumerate(('original', 'patched')):
+            d = os.path.join(self.tmp, f'bench-{k}')
+            fake_run.bench_run(d, k, started=f'2026-12-04T0{i}:00:00Z')
+            self.store(d, batch='b1')
+        t = self.text('measured-bench')
+        self.assertIn('`python3 db/bench_table.py --batch b1 --markdown`', t)
+        self.assertIn('| fast.read_mibps |', t)
+
+    def test_stress_block_shows_the_end_record(self):
+        d = os.path.join(self.tmp, 'stress')
+        os.makedirs(d)
+        shutil.copy(os.path.join(TOP, 'qemu-run', 'tests', 'fixtures', 'samples-patched-stress.log'),
+                    os.path.join(d, 'samples.log'))
+        fake_run.write_meta(d, 'debug', 'stress', 'stress.secs=180', '2026-12-04T12:00:00Z', 200)
+        with open(os.path.join(d, 'results.log'), 'w') as f:
+            f.write('@@ boot kernel=6.12.118+ job=stress\n@@ done rc=0\n')
+        self.store(d)
+        t = self.text('measured-stress')
+        row = [line for line in t.splitlines() if line.startswith('| debug')]
+        self.assertEqual(len(row), 1, t)
+        self.assertIn('| 180083 |', row[0])         # end.t_ms of the captured run
+
+
+class Series(unittest.TestCase):
+    def test_current_series_is_lib_sh_series_key(self):
+        import subprocess
+        r = subprocess.run(['bash', '-c', f'. {TOP}/qemu-run/lib.sh && series_key_of patched'],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(figures.current_series(), r.stdout.strip())
+
+    def test_legend(self):
+        names = {'60e1b404': 'v2'}
+        self.assertEqual(figures.legend(['original', 'patched@60e1b404', 'patched@60e1b404'], names),
+                         'Series: `patched@60e1b404`: v2.')
+        self.assertEqual(figures.legend(['original'], names), '')
+
+
+if __name__ == '__main__':
+    unittest.main()
