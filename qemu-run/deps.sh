@@ -17,7 +17,9 @@ cpio:cpio e2fsprogs:mke2fs busybox-static:/bin/busybox qemu-system-x86:qemu-syst
 python3:python3 git:git file:file xz-utils:xz shellcheck:shellcheck
 rsync:rsync python3-ply:/usr/lib/python3/dist-packages/ply
 python3-git:/usr/lib/python3/dist-packages/git"
-REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot"
+# python3-jsonschema: the KCIDB export's schema check (reports/kcidb.py)
+REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot
+python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema"
 
 want=$BUILD_PKGS
 case "${1:-build}" in
