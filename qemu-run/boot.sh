@@ -70,21 +70,17 @@ mke2fs -q -F -t ext4 -L root -d "$disk" "$RUN_DIR/root.img" "${DISK:-2G}" ||
 	die "cannot create the ext4 root disk"
 truncate -s 512M "$RUN_DIR/swap.img"
 
-# acpi=noirq: under KASAN and lockdep the emulated ACPI interpreter times out
-# evaluating _PRT (AE_AML_LOOP_TIMEOUT), leaving virtio without interrupts.
-cmdline="root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 oops=panic loglevel=6"
-cmdline+=" acpi=noirq rcupdate.rcu_cpu_stall_timeout=300"
-cmdline+=" rr.job=$job"
-for kv in "$@"; do cmdline+=" rr.$kv"; done
-if [ "$kernel" = debug ]; then
-	# Any report ends the run at once, so it cannot be missed.
-	cmdline+=" panic_on_warn=1 kasan.fault=panic"
+# LAVA=1 boots as a LAVA lab does (qemu-run/lava.py): the console is the
+# only serial port and the guest puts its records there (rr.lava=1).
+serials=(-chardev file,id=con,path="$RUN_DIR/console.log" -serial chardev:con)
+lava=()
+if [ "${LAVA:-0}" = 1 ]; then
+	lava=(lava=1)
+else
+	serials+=(-chardev file,id=res,path="$RUN_DIR/results.log" -serial chardev:res
+		-chardev file,id=smp,path="$RUN_DIR/samples.log" -serial chardev:smp)
 fi
-cmdline+=" ${APPEND:-}"
-# x86's COMMAND_LINE_SIZE: the kernel would cut a longer line silently,
-# and the guest would run fewer tests than were asked for.
-[ "${#cmdline}" -lt 2048 ] ||
-	die "the kernel command line has ${#cmdline} bytes, more than x86's 2047 (fewer tests, a smaller REPEAT or a shorter APPEND)"
+cmdline=$(guest_cmdline "$kernel" "$job" ${lava[@]+"${lava[@]}"} "$@") || exit 1
 
 cat >"$RUN_DIR/meta" <<META
 kernel=$kernel
@@ -117,9 +113,7 @@ setpriv --pdeathsig KILL timeout -k 10 "$DEADLINE" setpriv --pdeathsig KILL qemu
 	-kernel "$image" -append "$cmdline" \
 	-drive file="$RUN_DIR/root.img",if=virtio,format=raw \
 	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \
-	-chardev file,id=con,path="$RUN_DIR/console.log" -serial chardev:con \
-	-chardev file,id=res,path="$RUN_DIR/results.log" -serial chardev:res \
-	-chardev file,id=smp,path="$RUN_DIR/samples.log" -serial chardev:smp \
+	"${serials[@]}" \
 	</dev/null >"$RUN_DIR/qemu.log" 2>&1
 qrc=$?
 set -e
@@ -145,6 +139,10 @@ fi
 if [ "$qrc" != 0 ] && [ ${#timed_out[@]} = 0 ]; then
 	sed 's/^/    /' "$RUN_DIR/qemu.log" >&2
 	die "qemu failed to run (exit $qrc; log: $RUN_DIR/qemu.log)"
+fi
+if [ "${LAVA:-0}" = 1 ]; then
+	python3 "$TOP/db/lava_collect.py" --split "$RUN_DIR" >/dev/null ||
+		die "cannot split the console of the LAVA-mode run $RUN_DIR"
 fi
 if ! python3 "$TOP/qemu-run/console.py" "${timed_out[@]}" "$RUN_DIR/console.log" "$RUN_DIR/results.log"; then
 	echo "verdict=bad" >>"$RUN_DIR/meta"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the harness needs, or say which are missing.
 #
-#   qemu-run/deps.sh [build|report|all]
+#   qemu-run/deps.sh [build|report|all|lava-run]
 #
 # As root the missing packages are installed with apt-get (after one
 # apt-get update); otherwise the command to run is printed and the exit
@@ -17,16 +17,22 @@ cpio:cpio e2fsprogs:mke2fs busybox-static:/bin/busybox qemu-system-x86:qemu-syst
 python3:python3 git:git file:file xz-utils:xz shellcheck:shellcheck
 rsync:rsync python3-ply:/usr/lib/python3/dist-packages/ply
 python3-git:/usr/lib/python3/dist-packages/git"
-# python3-jsonschema: the KCIDB export's schema check (reports/kcidb.py)
+# python3-jsonschema: the KCIDB export's schema check (reports/kcidb.py);
+# lava-common and python3-yaml: the LAVA jobs' schema (qemu-run/lava.py)
 REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot
-python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema"
+python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema
+lava-common:/usr/lib/python3/dist-packages/lava_common
+python3-yaml:/usr/lib/python3/dist-packages/yaml"
+# lava-dispatcher: lava-run, to run a LAVA job here (make lava-run; large)
+LAVA_RUN_PKGS="lava-dispatcher:/usr/bin/lava-run"
 
 want=$BUILD_PKGS
 case "${1:-build}" in
 build) ;;
 report) want="$REPORT_PKGS" ;;
 all) want="$BUILD_PKGS $REPORT_PKGS" ;;
-*) die "usage: deps.sh [build|report|all]" ;;
+lava-run) want="$LAVA_RUN_PKGS" ;;
+*) die "usage: deps.sh [build|report|all|lava-run]" ;;
 esac
 
 missing=()

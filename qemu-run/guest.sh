@@ -52,6 +52,7 @@ for tool in "$TOP"/qemu-run/guest/*.c; do
 		die "guest tool $(basename "$tool") failed to build"
 done
 install -m 0755 "$TOP/qemu-run/guest/init" "$root/init"
+install -m 0644 "$TOP/qemu-run/guest/lava-demux.awk" "$root/lava-demux.awk"
 # test_memcontrol's socket test resolves "localhost" with getaddrinfo():
 # static glibc loads the NSS "files" backend from the shared libraries.
 printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n' >"$root/etc/hosts"

@@ -134,6 +134,30 @@ series_key_of() {
 	*) series_patches | while read -r p; do cat "$p"; done | sha ;;
 	esac
 }
+# The guest's kernel command line: guest_cmdline KERNEL JOB [key=value ...]
+# (each pair becomes rr.key=value; APPEND is added).  boot.sh and the LAVA
+# jobs (lava.py) boot with it.
+guest_cmdline() {
+	local kernel=$1 job=$2 kv cmdline
+	shift 2
+	# acpi=noirq: under KASAN and lockdep the emulated ACPI interpreter times
+	# out evaluating _PRT (AE_AML_LOOP_TIMEOUT), leaving virtio without
+	# interrupts.
+	cmdline="root=/dev/vda rw rootfstype=ext4 init=/init console=ttyS0 panic=-1 oops=panic loglevel=6"
+	cmdline+=" acpi=noirq rcupdate.rcu_cpu_stall_timeout=300"
+	cmdline+=" rr.job=$job"
+	for kv in "$@"; do cmdline+=" rr.$kv"; done
+	if [ "$kernel" = debug ]; then
+		# Any report ends the run at once, so it cannot be missed.
+		cmdline+=" panic_on_warn=1 kasan.fault=panic"
+	fi
+	cmdline+=" ${APPEND:-}"
+	# x86's COMMAND_LINE_SIZE: the kernel would cut a longer line silently,
+	# and the guest would run fewer tests than were asked for.
+	[ "${#cmdline}" -lt 2048 ] ||
+		die "the kernel command line has ${#cmdline} bytes, more than x86's 2047 (fewer tests, a smaller REPEAT or a shorter APPEND)"
+	echo "$cmdline"
+}
 build_ids() {
 	[ -f "$1/.series" ] && echo "series_key=$(cat "$1/.series")"
 	[ -f "$1/.config" ] && echo "config_key=$(sha <"$1/.config")"
