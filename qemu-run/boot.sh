@@ -72,13 +72,14 @@ truncate -s 512M "$RUN_DIR/swap.img"
 
 # LAVA=1 boots as a LAVA lab does (qemu-run/lava.py): the console is the
 # only serial port and the guest puts its records there (rr.lava=1).
-serials=(-chardev file,id=con,path="$RUN_DIR/console.log" -serial chardev:con)
+# shellcheck disable=SC2054 # commas separate QEMU's suboptions
+serials=(-chardev "file,id=con,path=$RUN_DIR/console.log" -serial chardev:con)
 lava=()
 if [ "${LAVA:-0}" = 1 ]; then
 	lava=(lava=1)
 else
-	serials+=(-chardev file,id=res,path="$RUN_DIR/results.log" -serial chardev:res
-		-chardev file,id=smp,path="$RUN_DIR/samples.log" -serial chardev:smp)
+	serials+=(-chardev "file,id=res,path=$RUN_DIR/results.log" -serial chardev:res
+		-chardev "file,id=smp,path=$RUN_DIR/samples.log" -serial chardev:smp)
 fi
 cmdline=$(guest_cmdline "$kernel" "$job" ${lava[@]+"${lava[@]}"} "$@") || exit 1
 
