@@ -18,7 +18,7 @@ nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended 
 nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (db/flaky.py)
 	@$(RUN)/flaky-nightly.sh
 
-.PHONY: kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -77,6 +77,15 @@ readme-figures: ## write the measured soak table and plot into README.md (docs/s
 report-check: report ## load the dashboard in headless Chromium: every plot and link resolves (~30 s)
 	@python3 reports/tests/browser_check.py --self-test
 	@python3 reports/tests/browser_check.py $(BUILD)/report/index.html --screenshot $(BUILD)/report/screenshot.png
+
+lava: deps kernels guest ## write the LAVA job definitions (build/lava/jobs: kselftest, soak, stress, bench x both kernels) and the guest disks, each job checked with lava-common's schema
+	@python3 $(RUN)/lava.py write
+
+lava-run: deps ## run one LAVA job here through lava-run (Debian's lava-dispatcher) and store it: LAVA_JOB (soak) KERNEL (patched)
+	@$(RUN)/lava-run.sh $(or $(LAVA_JOB),soak) $(KERNEL)
+
+lava-collect: ## store a finished LAVA job in the runs database: JOB=job.yaml LOG=the job's log
+	@python3 db/lava_collect.py --job "$(JOB)" --log "$(LOG)"
 
 kcidb: ## export the runs database as KCIDB v5.0 JSON ($(BUILD)/kcidb/kcidb.json), checked against the schema
 	@$(RUN)/deps.sh report

@@ -12,9 +12,9 @@ samples; guest/lava-demux.awk), beside dmesg, its own messages and the
 --job and --log: JOB.yaml is the job definition qemu-run/lava.py wrote (its
 metadata holds the harness's meta: kernel, job, args, image and series
 keys, memory, vCPUs, clock, command line); LOG.yaml is the job's log as
-LAVA keeps it (a YAML list of {dt, lvl, msg}: what lava-run prints, or a
-lava-server's "plain log" download), whose lvl "target" lines are the
-console.  The collector makes a run folder as boot.sh leaves one (meta,
+LAVA keeps it (JSON lines of {dt, lvl, msg}, as lava-run prints it, or a
+lava-server's YAML list of the same), whose lvl "target" and "feedback"
+lines are the console.  The collector makes a run folder as boot.sh leaves one (meta,
 console.log, results.log, samples.log), judges the console with the same
 classifier (qemu-run/console.py), and stores it with db/ingest.py: one
 transaction, and the folder is named from the LAVA job id and the log's
@@ -73,7 +73,37 @@ def split_run_dir(run_dir):
     return {k: len(v) for k, v in parts.items()}
 
 
-def load_yaml(path, what):
+def load_log(path):
+    """A LAVA job log: lava-run's JSON lines ({"dt", "lvl", "msg"} per line)
+    or a lava-server's YAML list of the same entries."""
+    import json
+    try:
+        with open(path, errors='replace') as f:
+            text = f.read()
+    except OSError as e:
+        raise CollectError(f'job log {path}: {e.strerror}')
+    if text.lstrip().startswith('{'):
+        # One YAML flow mapping a line, JSON but for the odd tag ("! ")
+        # in results: JSON first, YAML for the rest.
+        out = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(json.loads(line))
+                continue
+            except ValueError:
+                pass
+            try:
+                out.append(yaml_module().safe_load(line))
+            except Exception:
+                raise CollectError(f'job log {path}, line {n}: not a log entry (lava-run prints one '
+                                   '{dt, lvl, msg} mapping a line)')
+        return out
+    return load_yaml(path, 'job log')
+
+
+def yaml_module():
     try:
         import yaml
     except ImportError:
@@ -82,6 +112,11 @@ def load_yaml(path, what):
             import yaml
         except ImportError:
             raise CollectError('no python yaml module: install the Debian package python3-yaml (make deps)')
+    return yaml
+
+
+def load_yaml(path, what):
+    yaml = yaml_module()
     try:
         with open(path) as f:
             return yaml.safe_load(f)
@@ -92,17 +127,20 @@ def load_yaml(path, what):
 
 
 def console_of(log):
-    """(console lines, first timestamp, job id or None, LAVA's end result)
-    from a LAVA job log."""
+    """(console lines, first timestamp, last timestamp, job id or None,
+    LAVA's end result) from a LAVA job log."""
     if not isinstance(log, list):
         raise CollectError('the job log is not a list of {dt, lvl, msg} entries (a LAVA job log)')
-    lines, first, job_id, result = [], None, None, None
+    lines, first, last, job_id, result = [], None, None, None, None
     for e in log:
         if not isinstance(e, dict):
             continue
         first = first or e.get('dt')
+        last = e.get('dt') or last
         msg = e.get('msg')
-        if e.get('lvl') == 'target' and isinstance(msg, str):
+        # "target": the console while an action reads it; "feedback": what
+        # it printed while none did (after the monitor stopped).
+        if e.get('lvl') in ('target', 'feedback') and isinstance(msg, str):
             lines.append(msg + '\n')
         elif e.get('lvl') == 'results' and isinstance(msg, dict) and msg.get('definition') == 'lava' \
                 and msg.get('case') == 'job':
@@ -116,7 +154,7 @@ def console_of(log):
     if not lines:
         raise CollectError('the job log has no console lines (lvl "target"): the guest never booted, '
                            'or this is not the log of a job of qemu-run/lava.py')
-    return lines, first, job_id, result
+    return lines, first, last, job_id, result
 
 
 def iso(dt):
@@ -164,7 +202,7 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
     for need in ('kernel', 'job', 'image_key'):
         if need not in meta_in:
             raise CollectError(f'{job_path}: metadata harness.{need} is missing: not a job of qemu-run/lava.py')
-    lines, first, found_id, lava_result = console_of(load_yaml(log_path, 'job log'))
+    lines, first, last, found_id, lava_result = console_of(load_log(log_path))
     started = iso(first) if first else None
     if not started:
         raise CollectError('the job log has no timestamps')
@@ -179,6 +217,12 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
     meta = dict(meta_in)
     meta.pop('lab', None)
     meta['started'] = started
+    try:
+        meta['wall_secs'] = str(round((datetime.datetime.fromisoformat(str(last).replace('Z', '+00:00')) -
+                                       datetime.datetime.fromisoformat(str(first).replace('Z', '+00:00')))
+                                      .total_seconds()))
+    except (TypeError, ValueError):
+        pass
     meta['lava_job'] = str(job_id)
     if lava_result:
         meta['lava_result'] = lava_result

@@ -26,6 +26,7 @@ check: validate job files with lava-common's schema (exit 1 if one fails).
 """
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -147,8 +148,9 @@ def job(kind, kernel, env, artifacts):
                 'timeout': {'minutes': minutes},
                 'monitors': [{
                     'name': monitor_name,
-                    'start': 'R| @@ boot ',
-                    'end': end,
+                    # regular expressions, as the pattern
+                    'start': r'R\| @@ boot ',
+                    'end': re.escape(end),
                     'pattern': r'L\| case (?P<test_case_id>\S+) (?P<result>pass|fail|skip)'
                                r'(?: (?P<measurement>-?[0-9.]+))?',
                 }],
@@ -176,7 +178,7 @@ def dump(doc):
 def disks(out_dir):
     """The guest's root disk (ext4 of build/guest/disk) and a swap disk."""
     os.makedirs(out_dir, exist_ok=True)
-    disk = os.path.join(BUILD, 'guest', 'disk')
+    disk = os.environ.get('GUEST_DISK') or os.path.join(BUILD, 'guest', 'disk')
     if not os.path.exists(os.path.join(disk, 'init')):
         raise SystemExit(f'lava: no guest root in {disk}: run qemu-run/guest.sh (make guest) first')
     root = os.path.join(out_dir, 'root.img')

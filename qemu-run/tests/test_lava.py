@@ -91,8 +91,15 @@ class Jobs(unittest.TestCase):
         soak = self.load('soak-patched.yaml')['actions'][2]['test']['monitors'][0]
         with open(os.path.join(FIX, 'console-lava-soak.log')) as f:
             text = f.read()
-        self.assertIn(soak['start'], text)
-        self.assertIn(soak['end'], text)
+        # start and end are regular expressions to LAVA (pexpect): each must
+        # match once, on its record, never earlier (a bare "R| @@ boot" is an
+        # alternation that matches any "R").
+        starts = [m.start() for m in re.finditer(soak['start'], text)]
+        ends = [m.start() for m in re.finditer(soak['end'], text)]
+        self.assertEqual(len(starts), 1)
+        self.assertEqual(len(ends), 1)
+        self.assertEqual(text[starts[0]:].split('\n')[0][:11], 'R| @@ boot ')
+        self.assertEqual(text[ends[0]:].split('\n')[0][:14], 'R| @@ done rc=')
         got = {m['test_case_id']: (m['result'], m['measurement']) for m in re.finditer(soak['pattern'], text)}
         self.assertEqual(got['soak.rc'], ('pass', None))
         self.assertEqual(got['soak.gens'], ('pass', '40'))
