@@ -241,6 +241,14 @@ def set_batch(db, run_id, batch):
     return old
 
 
+def workload_of(knobs, meta):
+    """A run's workload: its knobs and, when the boot had one, the extra
+    kernel command line (boot.sh's APPEND, meta append=): a sysctl on the
+    command line makes another workload, never mixed with the default."""
+    extra = (meta.get('append') or '').strip()
+    return f'{knobs} append={extra}' if extra else knobs
+
+
 def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batch=None):
     """Store one run folder (in batch, when given); return the line to print."""
     run_dir = os.path.abspath(run_dir.rstrip('/'))
@@ -277,7 +285,7 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
             'INSERT INTO runs (uid, kind, kernel_id, job, args, workload, started, wall_secs, mem_mib, smp, '
             'verdict, done_rc, error, snapshots, dropped, summary, cmdline, run_dir, ingested) '
             'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)',
-            (uid, kind, kid, job, args, args, meta['started'], to_int(meta.get('wall_secs')),
+            (uid, kind, kid, job, args, workload_of(args, meta), meta['started'], to_int(meta.get('wall_secs')),
              to_int(meta.get('mem')), to_int(meta.get('smp')), meta.get('verdict') or 'unfinished',
              done and done['rc'], done and done['error'], summary[-1] if summary else None,
              meta.get('cmdline'), run_dir,
@@ -310,7 +318,7 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
                 params = w.run
             end = w.end or {}
             db.execute('UPDATE runs SET workload = ?, soak_rc = ?, t_ms = ?, snapshots = ?, dropped = ? '
-                       'WHERE id = ?', (w.run_line or args, end.get('rc'), to_int(end.get('t_ms')),
+                       'WHERE id = ?', (workload_of(w.run_line or args, meta), end.get('rc'), to_int(end.get('t_ms')),
                                         w.results, w.dropped, run_id))
             what = f'bench on {kernel}, {w.results} results'
             if w.dropped:
@@ -332,7 +340,7 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
             end = w.end or {}
             params.update({f'end.{k}': str(v) for k, v in end.items() if k != 'rc'})
             db.execute('UPDATE runs SET workload = ?, soak_rc = ?, t_ms = ? WHERE id = ?',
-                       (w.run_line or args, end.get('rc'), to_int(end.get('t_ms')), run_id))
+                       (workload_of(w.run_line or args, meta), end.get('rc'), to_int(end.get('t_ms')), run_id))
             what = f'stress on {kernel}, {len(end) - 1 if end else 0} totals'
             if w.end is None:
                 what += '; no "@@ end" record'
@@ -351,7 +359,7 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
             if t_ms is None and w.snapshots:
                 t_ms = w.last_t_ms
             db.execute('UPDATE runs SET workload = ?, soak_rc = ?, gens = ?, t_ms = ?, snapshots = ?, dropped = ? '
-                       'WHERE id = ?', (w.run_line or args, end.get('rc'), gens, t_ms,
+                       'WHERE id = ?', (workload_of(w.run_line or args, meta), end.get('rc'), gens, t_ms,
                                         w.snapshots, w.dropped, run_id))
             what = f'soak on {kernel}, {w.snapshots} snapshots, {w.samples} samples'
             if w.dropped:

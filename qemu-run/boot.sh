@@ -94,6 +94,7 @@ deadline=$DEADLINE
 image_key=$(cat "${image%/arch/x86/boot/bzImage}/.key" 2>/dev/null || echo unknown)
 $(build_ids "${image%/arch/x86/boot/bzImage}")
 cmdline=$cmdline
+append=${APPEND:-}
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 META
 

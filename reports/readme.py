@@ -54,10 +54,14 @@ def pick_runs(st, n):
          "JOIN kernels k ON k.image_key = l.image_key AND k.name = l.kernel "
          "WHERE l.kind = 'soak' AND l.verdict = 'clean' "
          "AND l.soak_rc = 0 AND l.kernel = ? {} ORDER BY l.started DESC, l.run_id DESC LIMIT ?")
-    latest = st.q(q.format(''), 'patched', 1)
+    latest = st.q(q.format(''), 'patched', 1000000)
     if not latest:
         die('no clean soak run of the patched kernel in the database: run "make run" first')
-    workload, series = latest[0][4], latest[0][11] or ''   # NULL: not recorded
+    # The newest patched soak whose workload original also ran.
+    have = {r[0] for r in st.q("SELECT DISTINCT l.workload FROM run_list l WHERE l.kind = 'soak' AND "
+                               "l.verdict = 'clean' AND l.soak_rc = 0 AND l.kernel = 'original'")}
+    pick = next((r for r in latest if r[4] in have), latest[0])
+    workload, series = pick[4], pick[11] or ''   # NULL: not recorded
     runs = {}
     for k in ('original', 'patched'):
         rows = st.q(q.format('AND l.workload = ? AND coalesce(k.series_hash, \'\') = ?'), k, workload,

@@ -106,6 +106,20 @@ class Soak(Base):
         self.assertEqual(counts(self.db), before)
         self.assertEqual(consistent(self.db), [])
 
+    def test_extra_kernel_command_line_is_another_workload(self):
+        """A soak booted with APPEND (a sysctl on the kernel command line)
+        has the same knobs as the default soak but is another workload."""
+        plain, tuned = os.path.join(self.tmp, 'plain'), os.path.join(self.tmp, 'tuned')
+        fake_run.soak_run(plain, 'patched', gens=100, started='2026-12-03T10:00:00Z')
+        fake_run.soak_run(tuned, 'patched', gens=100, started='2026-12-03T11:00:00Z')
+        with open(os.path.join(tuned, 'meta'), 'a') as f:
+            f.write('append=sysctl.vm.dirty_expire_centisecs=300\n')
+        self.ingest(plain)
+        self.ingest(tuned)
+        w = [r[0] for r in self.db.execute('SELECT workload FROM runs ORDER BY id')]
+        self.assertEqual(w[1], w[0] + ' append=sysctl.vm.dirty_expire_centisecs=300')
+        self.assertNotIn('append=', w[0])
+
     def test_same_folder_name_other_start_is_another_run(self):
         d = os.path.join(self.tmp, 'o')
         fake_run.soak_run(d, 'original', gens=100, started='2026-12-03T10:00:00Z')

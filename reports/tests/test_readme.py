@@ -142,6 +142,24 @@ class Readme(unittest.TestCase):
         self.assertIn('3 run(s) of `original`', t)
         self.assertIn('and 1 of `patched@aaaabbbb`', t)
 
+    def test_a_newer_patched_workload_original_never_ran(self):
+        """The newest patched soak ran a workload original never ran (an
+        experiment): the table stays on the workload both kernels ran."""
+        db = os.path.join(self.tmp, 'both.sqlite')
+        self.same_workload(db)
+        sys.path.insert(0, os.path.join(TOP, 'db'))
+        import ingest
+        import store
+        d = os.path.join(self.tmp, 'runs', 'experiment-patched-soak')
+        fake_run.soak_run(d, 'patched', gens=300, sample_every=25, seed=9, started='2026-12-03T21:00:00Z')
+        conn = store.connect(db)
+        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'known-issues'), db_path=db)
+        conn.close()
+        r = self.run_readme(db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('seed=7 ', self.text())
+        self.assertIn('and 3 of `patched@?`', self.text())
+
     def test_a_missing_block_marker(self):
         db = os.path.join(self.tmp, 'both.sqlite')
         self.same_workload(db)
