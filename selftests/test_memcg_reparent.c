@@ -3219,6 +3219,122 @@ static int test_reparent_socket_release(const char *root)
 }
 
 /*
+ * A file C created and left dirty: its inode is attached to C's writeback
+ * structure (cgwb), which holds C's css. Offline switches the inodes of a
+ * clean cgwb to the parent's; a dirty one waited for the flusher's next
+ * periodic run (dirty_writeback_centisecs, 5 s by default), and every job
+ * that ended with unwritten data stayed dying that long. Here both that
+ * period and the dirty expiry are raised to DIRTY_CGWB_FLUSH_S, longer than
+ * the wait, so that only writeback started at offline can release C within
+ * dying_timeout. The data must then read back whole. No sync: it would
+ * clean the inode itself.
+ */
+#define DIRTY_CGWB_SIZE		MB(4)
+#define DIRTY_CGWB_FLUSH_S	120
+
+static const char * const dirty_cgwb_knobs[] = {
+	"/proc/sys/vm/dirty_expire_centisecs",
+	"/proc/sys/vm/dirty_writeback_centisecs",
+};
+
+struct dirty_cgwb_state {
+	char path[PATH_MAX];
+};
+
+static int dirty_cgwb_charge(void *arg)
+{
+	struct dirty_cgwb_state *s = arg;
+	int fd, ret;
+
+	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return EXIT_FAILURE;
+	ret = write_pattern(fd, DIRTY_CGWB_SIZE, 'c');
+	close(fd);
+
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static bool dirty_cgwb_intact(struct dirty_cgwb_state *s)
+{
+	char buf[IO_CHUNK];
+	size_t off = 0;
+	ssize_t n, i;
+	int fd;
+
+	fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++)
+			if (buf[i] != 'c')
+				break;
+		if (i < n)
+			break;
+		off += n;
+	}
+	close(fd);
+
+	return n == 0 && off == DIRTY_CGWB_SIZE;
+}
+
+static int test_reparent_dirty_cgwb(const char *root)
+{
+	struct dirty_cgwb_state s = { .path = "" };
+	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" }, raised[32];
+	struct reparent_test t;
+	double waited;
+	long dying;
+	int ret, i;
+
+	ret = rt_setup(&t, root, __func__);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	ret = skip_unless_on_disk(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	snprintf(s.path, sizeof(s.path), "memcg_reparent_dirty_cgwb.%d", getpid());
+	unlink(s.path);
+	snprintf(raised, sizeof(raised), "%d", DIRTY_CGWB_FLUSH_S * 100);
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++) {
+		if (read_text(dirty_cgwb_knobs[i], saved[i], sizeof(saved[i])) <= 0 ||
+		    write_text(dirty_cgwb_knobs[i], raised, strlen(raised)) < 0) {
+			report(&t, 0, "cannot raise %s\n", dirty_cgwb_knobs[i]);
+			saved[i][0] = '\0';
+			goto cleanup;
+		}
+	}
+
+	if (run_in_cgroup(t.child, dirty_cgwb_charge, &s, false)) {
+		report(&t, 0, "cannot write %s in the child\n", s.path);
+		goto cleanup;
+	}
+	if (rt_remove_child(&t, K_FILE_DIRTY))
+		goto cleanup;
+	t.checked = true;
+
+	dying = wait_dying(t.parent, t.dying_base, dying_timeout, &waited);
+	if (dying != t.dying_base)
+		report(&t, 1,
+		       "nr_dying_subsys_memory: expected %ld, saw %ld %.1f s after rmdir, with the child's file dirty and the flusher's period and expiry at %d s\n",
+		       t.dying_base, dying, waited, DIRTY_CGWB_FLUSH_S);
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir\n", t.name, waited);
+	ksft_print_msg("METRIC %s release_s=%.2f released=%d\n", t.name, waited,
+		       dying == t.dying_base);
+	if (!dirty_cgwb_intact(&s))
+		report(&t, 3, "%s does not read back as written\n", s.path);
+
+cleanup:
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
+		if (saved[i][0])
+			write_text(dirty_cgwb_knobs[i], saved[i], strlen(saved[i]));
+	if (s.path[0])
+		unlink(s.path);
+	return rt_cleanup(&t, ret);
+}
+
+/*
  * Read this binary once, so that the page cache of its text is charged
  * here and not to the first child that happens to execute a given page.
  */
@@ -3279,6 +3395,7 @@ static struct memcg_reparent_test {
 	T(test_reparent_churn),
 	T(test_reparent_socket_limit),
 	T(test_reparent_socket_release),
+	T(test_reparent_dirty_cgwb),
 };
 
 #undef T

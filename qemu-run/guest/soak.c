@@ -32,7 +32,8 @@
  * endsample", built in memory, one write()) at gen 0, every sample_every
  * generations and/or sample_ms, and after the last generation; "@@ progress"
  * every progress_ms; with drop=1 a last snapshot marked after=drop_caches
- * (sync, drop_caches, 1 s for RCU and workqueues); "@@ end".  A writer
+ * (sync, drop_caches, then up to drain_s until the dying count stops
+ * falling); "@@ end".  A writer
  * process forwards them to the port in order.  Human-readable lines go to
  * stdout (the console).  A snapshot is about 21 KB and the emulated serial
  * port takes about 30 ms of guest CPU per KiB: sample_every sets the cost.
@@ -87,6 +88,7 @@ static struct knob knobs[] = {
 	{ "keep", K_NUM, 5000, NULL, "job logs and tmpfs files left behind are deleted this many generations later (0: never)" },
 	{ "settle_s", K_NUM, 0, NULL, "seconds to wait idle after the churn, then a snapshot marked after=settle (0: none)" },
 	{ "drop", K_NUM, 1, NULL, "1: a last snapshot after sync and drop_caches" },
+	{ "drain_s", K_NUM, 10, NULL, "after drop_caches, wait up to this long for the dying count to stop falling" },
 	{ "parent", K_STR, 0, "/sys/fs/cgroup/soak", "the common parent cgroup" },
 	{ "dir", K_STR, 0, "/soak-data", "the shared working directory (tmpfs on dir/tmp)" },
 	{ "out", K_STR, 0, "/dev/ttyS2", "where the records go" },
@@ -884,9 +886,30 @@ int main(int argc, char **argv)
 		sample(done, "after=settle");
 	}
 	if (NUM("drop")) {
+		long last, now_dying, waited = 0, flat = 0;
+
 		sync();
 		write_str("/proc/sys/vm/drop_caches", "3");
-		sleep_ms(1000);
+		/*
+		 * The releases that follow are asynchronous (RCU, workqueues,
+		 * the switch of clean cgwbs) and take longer on a loaded host:
+		 * wait until the dying count is 0 or has not fallen for 2 s,
+		 * at least 1 s and at most drain_s.
+		 */
+		last = dying();
+		while (waited < NUM("drain_s") * 1000 &&
+		       (waited < 1000 || (last > 0 && flat < 2000))) {
+			sleep_ms(100);
+			waited += 100;
+			now_dying = dying();
+			if (now_dying >= 0 && now_dying < last) {
+				last = now_dying;
+				flat = 0;
+			} else {
+				flat += 100;
+			}
+		}
+		printf("soak: %ld dying memory cgroups %ld ms after drop_caches\n", last, waited);
 		sample(done, "after=drop_caches");
 	}
 	rc = failed_jobs || failed_cgroups ? 1 : 0;
