@@ -43,6 +43,13 @@ wall) clock_args=() ;;
 icount) clock_args=(-icount "shift=2,sleep=off") ;;
 *) die "CLOCK is wall or icount, not '$CLOCK'" ;;
 esac
+# PROFILE=1: count the kernel's instructions per translation block with
+# the TCG plugin qemu-run/plugin/insn_by_tb.c (built into $BUILD/plugin)
+# into $RUN_DIR/insn.txt, in instruction-count mode (qemu-run/insn-profile.sh).
+if [ "${PROFILE:-0}" = 1 ]; then
+	[ "$CLOCK" = icount ] || die "PROFILE=1 needs CLOCK=icount (one vCPU at a time: the plugin's counters are not atomic)"
+	[ -f "$BUILD/plugin/insn_by_tb.so" ] || die "no $BUILD/plugin/insn_by_tb.so: run qemu-run/insn-profile.sh, which builds it"
+fi
 DEADLINE=${DEADLINE:-1800}
 image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}
 disk=${GUEST_DISK:-$BUILD/guest/disk}
@@ -82,6 +89,8 @@ else
 		-chardev "file,id=smp,path=$RUN_DIR/samples.log" -serial chardev:smp)
 fi
 cmdline=$(guest_cmdline "$kernel" "$job" ${lava[@]+"${lava[@]}"} "$@") || exit 1
+profile=()
+[ "${PROFILE:-0}" = 1 ] && profile=(-plugin "$BUILD/plugin/insn_by_tb.so,out=$RUN_DIR/insn.txt")
 
 cat >"$RUN_DIR/meta" <<META
 kernel=$kernel
@@ -92,6 +101,7 @@ smp=$SMP
 clock=$CLOCK
 deadline=$DEADLINE
 image_key=$(cat "${image%/arch/x86/boot/bzImage}/.key" 2>/dev/null || echo unknown)
+image=$image
 $(build_ids "${image%/arch/x86/boot/bzImage}")
 cmdline=$cmdline
 append=${APPEND:-}
@@ -115,7 +125,7 @@ setpriv --pdeathsig KILL timeout -k 10 "$DEADLINE" setpriv --pdeathsig KILL qemu
 	-kernel "$image" -append "$cmdline" \
 	-drive file="$RUN_DIR/root.img",if=virtio,format=raw \
 	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \
-	"${serials[@]}" \
+	"${serials[@]}" ${profile[@]+"${profile[@]}"} \
 	</dev/null >"$RUN_DIR/qemu.log" 2>&1
 qrc=$?
 set -e

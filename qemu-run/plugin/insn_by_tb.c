@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A QEMU TCG plugin: count the guest instructions executed per translation
+ * block of the kernel's text, to attribute a benchmark's instructions to
+ * kernel functions (qemu-run/insn-profile.sh maps the block addresses to
+ * symbols with System.map).  Debian's QEMU can load plugins but ships no
+ * header for them, so the few entry points used are declared here, as QEMU
+ * 7.2's include/qemu/qemu-plugin.h (plugin API version 1) declares them.
+ *
+ *   -plugin insn_by_tb.so,out=FILE[,min=ADDR]
+ *
+ * Each block translated at a virtual address >= min (default: the x86-64
+ * kernel text, 0xffffffff80000000) gets a counter that an inline add bumps
+ * by the block's instruction count each time the block runs; a block that
+ * is translated again (another TB for the same address) adds to the same
+ * counter.  At exit FILE gets "ADDR COUNT" lines (hex address, decimal
+ * instructions).  The blocks run with -icount, one vCPU at a time, so the
+ * counters need no atomics; a block left early counts in full.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t qemu_plugin_id_t;
+struct qemu_plugin_tb;
+typedef struct qemu_info_t qemu_info_t;
+enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+		void (*cb)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb));
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
+		enum qemu_plugin_op op, void *ptr, uint64_t imm);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
+		void (*cb)(qemu_plugin_id_t id, void *userdata), void *userdata);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+struct slot {
+	uint64_t addr;
+	uint64_t count;
+};
+
+static struct slot *table;
+static size_t size = 1 << 20, used;
+static uint64_t min_addr = 0xffffffff80000000ULL;
+static char *out_path;
+
+static struct slot *lookup(uint64_t addr)
+{
+	size_t i = (addr * 0x9e3779b97f4a7c15ULL) >> 44 & (size - 1);
+
+	while (table[i].addr && table[i].addr != addr)
+		i = (i + 1) & (size - 1);
+	return &table[i];
+}
+
+static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	uint64_t addr = qemu_plugin_tb_vaddr(tb);
+	struct slot *s;
+
+	(void)id;
+	if (addr < min_addr)
+		return;
+	s = lookup(addr);
+	if (!s->addr) {
+		if (used * 2 >= size)
+			return;		/* full: the block goes uncounted */
+		s->addr = addr;
+		used++;
+	}
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+						 &s->count, qemu_plugin_tb_n_insns(tb));
+}
+
+static void at_exit_write(qemu_plugin_id_t id, void *p)
+{
+	FILE *f = fopen(out_path, "w");
+	size_t i;
+
+	(void)id;
+	(void)p;
+	if (!f)
+		return;
+	for (i = 0; i < size; i++)
+		if (table[i].addr && table[i].count)
+			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", table[i].addr, table[i].count);
+	fprintf(f, "# blocks %zu of %zu slots\n", used, size);
+	fclose(f);
+}
+
+__attribute__((visibility("default")))
+int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+	int i;
+
+	(void)info;
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "out=", 4))
+			out_path = strdup(argv[i] + 4);
+		else if (!strncmp(argv[i], "min=", 4))
+			min_addr = strtoull(argv[i] + 4, NULL, 0);
+		else {
+			fprintf(stderr, "insn_by_tb: unknown argument %s (out=FILE, min=ADDR)\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!out_path) {
+		fprintf(stderr, "insn_by_tb: out=FILE is required\n");
+		return -1;
+	}
+	table = calloc(size, sizeof(*table));
+	if (!table)
+		return -1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit_write, NULL);
+	return 0;
+}
