@@ -30,6 +30,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run'))
 import records  # noqa: E402
 import store  # noqa: E402
+import insn_profile  # noqa: E402
 import tap  # noqa: E402
 
 PROGRESS_SECS = 5
@@ -220,7 +221,7 @@ def store_bench(db, run_id, path):
 
 
 def delete_run(db, run_id):
-    for table in ('samples', 'snapshots', 'kselftest', 'kselftest_metrics', 'bench', 'params'):
+    for table in ('samples', 'snapshots', 'kselftest', 'kselftest_metrics', 'bench', 'insn_profile', 'params'):
         db.execute(f'DELETE FROM {table} WHERE run_id = ?', (run_id,))
     db.execute('DELETE FROM runs WHERE id = ?', (run_id,))
 
@@ -321,6 +322,11 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
                        'WHERE id = ?', (workload_of(w.run_line or args, meta), end.get('rc'), to_int(end.get('t_ms')),
                                         w.results, w.dropped, run_id))
             what = f'bench on {kernel}, {w.results} results'
+            if os.path.exists(os.path.join(run_dir, 'insn.txt')):
+                funcs = insn_profile.per_function(run_dir)
+                db.executemany('INSERT INTO insn_profile (run_id, function, insns) VALUES (?, ?, ?)',
+                               [(run_id, k, v) for k, v in funcs.items()])
+                what += f', an instruction profile of {len(funcs)} functions'
             if w.dropped:
                 what += f'; {w.dropped} results dropped ({"; ".join(w.problems[:3])})'
             if w.end is None:

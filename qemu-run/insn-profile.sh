@@ -11,7 +11,8 @@
 #
 # KERNEL_IMAGE boots an image built elsewhere (as for boot.sh).  The run
 # folder keeps insn.txt (instructions per block address) and the System.map
-# path in its meta (image=).
+# path in its meta (image=); the runs database gets the bench results and
+# the instructions per function (table insn_profile).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -35,4 +36,7 @@ PROFILE=1 CLOCK=icount MEM=${MEM:-1536} "$TOP/qemu-run/boot.sh" "$kernel" bench 
 	die "the profiling boot failed (logs in $RUN_DIR)"
 [ -s "$RUN_DIR/insn.txt" ] || die "the plugin wrote no $RUN_DIR/insn.txt"
 python3 "$TOP/qemu-run/insn_profile.py" top "$RUN_DIR"
+# The boot's bench results and the profile (table insn_profile) go into the
+# runs database.
+python3 "$TOP/db/ingest.py" "$RUN_DIR" || die "run $RUN_DIR not stored in the runs database"
 say "profile in $RUN_DIR (compare two: qemu-run/insn-profile.sh --diff RUN_A RUN_B)"

@@ -64,6 +64,32 @@ class Profile(unittest.TestCase):
         self.assertIn('+80', text)
         self.assertNotIn('__schedule', text)       # 50-70 against 60-65: noise
 
+    def test_ingest_stores_the_profile(self):
+        sys.path.insert(0, os.path.join(TOP, 'db'))
+        sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
+        import fake_run
+        import ingest
+        import store
+        d = os.path.join(self.tmp, 'profile-run')
+        fake_run.bench_run(d, 'patched')
+        prof = run_dir(self.tmp, 'patched-x', [(0xffffffff81000100, 40), (0xffffffff81000210, 2)])
+        shutil.copy(os.path.join(prof, 'insn.txt'), d)
+        with open(os.path.join(prof, 'meta')) as f:
+            image = [line for line in f if line.startswith('image=')][0]
+        with open(os.path.join(d, 'meta'), 'a') as f:
+            f.write(image)
+        path = os.path.join(self.tmp, 'runs.sqlite')
+        db = store.connect(path)
+        self.addCleanup(db.close)
+        empty = os.path.join(self.tmp, 'empty')
+        open(empty, 'w').close()
+        line = ingest.ingest(db, d, known=empty, expect=empty, db_path=path)
+        self.assertIn('an instruction profile of 2 functions', line)
+        self.assertEqual(dict(db.execute('SELECT function, insns FROM insn_profile').fetchall()),
+                         {'folio_memcg': 40, 'css_tryget': 2})
+        ingest.ingest(db, d, replace=True, known=empty, expect=empty, db_path=path)
+        self.assertEqual(db.execute('SELECT count(*) FROM insn_profile').fetchone()[0], 2)
+
     def test_plugin_compiles(self):
         cc = shutil.which('cc') or shutil.which('gcc')
         self.assertIsNotNone(cc, 'a C compiler (gcc, make deps)')
