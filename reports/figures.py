@@ -153,7 +153,9 @@ def block_metrics(db):
     out = [f'From {runs[0]} kselftest runs between {runs[1]} and {runs[2]} (first attempts only): '
            '`python3 db/metrics.py`.  test_reparent_socket_limit: `dead_ms`, 64 MiB through the sockets of '
            'a removed child that sat at its memory.max; `ref_ms`, the same through a live sibling\'s; '
-           '`oom`, `oom_kill`, `max`: the parent\'s memory.events during the transfer.', '']
+           '`oom`, `oom_kill`, `max`: the parent\'s memory.events during the transfer.  test_reparent_dirty_cgwb: '
+           '`release_s`, seconds from the rmdir of a child that left a dirty file to its release (the wait ends at '
+           '20 s), `released` 1 or 0.', '']
     out += table(['test:subtest', 'figure', 'kernel', 'n', 'median [min-max]'], rows)
     lg = legend(label_order(labels, order))
     return out + ([''] + [lg] if lg else [])
