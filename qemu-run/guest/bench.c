@@ -89,6 +89,12 @@ static struct knob knobs[] = {
 	{ "charge_ops", K_NUM, 8000, NULL, "fast.charge: operations per rep" },
 	{ "ctxsw_trips", K_NUM, 40000, NULL, "fast.ctxsw: round trips per rep" },
 	{ "spin_m", K_NUM, 200, NULL, "fast.spin (the control): millions of loop iterations per rep" },
+	{ "mapped_mb", K_NUM, 64, NULL, "fast.filefault: cached file mapped and read, MiB" },
+	{ "mapped_loops", K_NUM, 16, NULL, "fast.filefault: loops per rep" },
+	{ "truncate_mb", K_NUM, 64, NULL, "fast.truncate: file written then truncated, MiB" },
+	{ "truncate_loops", K_NUM, 4, NULL, "fast.truncate: loops per rep" },
+	{ "fork_mb", K_NUM, 64, NULL, "fast.fork: anon memory of the task that forks, MiB" },
+	{ "forks", K_NUM, 200, NULL, "fast.fork: forks and exits per rep" },
 	{ "cpu", K_NUM, 1, NULL, "CPU for the fast paths (the probe takes the other one)" },
 	{ "seed", K_NUM, 1, NULL, "seed of the order of sizes and tests in each rep" },
 	{ "tag", K_STR, 0, "-", "a label copied into \"@@ run\" (bench.sh: the batch)" },
@@ -801,6 +807,125 @@ static int fast_spin(long arg)
 	return 0;
 }
 
+/*
+ * File-backed faults: map a cached file read-only and read a byte of every
+ * page, then unmap; the pages stay cached and charged, so this is the
+ * fault and unmap paths of file pages (their NR_FILE_MAPPED updates find
+ * the memcg of each folio).
+ */
+static int fast_filefault(long arg)
+{
+	long len = NUM("mapped_mb") << 20, psz = sysconf(_SC_PAGESIZE), loop, i, faults = 0;
+	long long t = 0;
+	volatile char sink = 0;
+	char p[300];
+	char *m;
+	int fd;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	snprintf(p, sizeof(p), "%s/fast-filefault-%ld", STR("dir"), fast_rep);
+	if (write_file(p, len, 1))
+		return 1;
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	for (loop = 0; loop <= NUM("mapped_loops"); loop++) {
+		if (loop == 1) {        /* loop 0 warms up */
+			t = now_ns();
+			faults = 0;
+		}
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			return 1;
+		for (i = 0; i < len; i += psz)
+			sink += m[i];
+		faults += len / psz;
+		munmap(m, len);
+	}
+	t = now_ns() - t;
+	close(fd);
+	unlink(p);
+	send_rate(faults / (t / 1e9));
+	return 0;
+}
+
+/*
+ * Truncate of a large cached file: write and fsync truncate_mb (clean
+ * page cache charged to this cgroup, untimed), then time the ftruncate()
+ * to 0 that uncharges it in batches.  The rate is MiB uncharged per
+ * second of truncate.
+ */
+static int fast_truncate(long arg)
+{
+	long len = NUM("truncate_mb") << 20, loop, mib = 0;
+	long long t = 0, t0;
+	char p[300];
+	int fd;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	snprintf(p, sizeof(p), "%s/fast-truncate-%ld", STR("dir"), fast_rep);
+	for (loop = 0; loop <= NUM("truncate_loops"); loop++) {
+		if (write_file(p, len, 1))
+			return 1;
+		fd = open(p, O_RDWR);
+		if (fd < 0)
+			return 1;
+		t0 = now_ns();
+		if (ftruncate(fd, 0))
+			return 1;
+		if (loop > 0) {         /* loop 0 warms up */
+			t += now_ns() - t0;
+			mib += len >> 20;
+		}
+		close(fd);
+	}
+	unlink(p);
+	send_rate(mib / (t / 1e9));
+	return 0;
+}
+
+/*
+ * Fork and exit of a task with a large anon mapping: the child exits at
+ * once, the parent waits.  Page tables are copied and torn down; the anon
+ * pages are shared, not charged again.
+ */
+static int fast_fork(long arg)
+{
+	long len = NUM("fork_mb") << 20, psz = sysconf(_SC_PAGESIZE), i, n = NUM("forks");
+	long long t = 0;
+	int status;
+	pid_t pid;
+	char *m;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	for (i = 0; i < len; i += psz)
+		m[i] = 1;
+	for (i = -n / 10; i < n; i++) {     /* a tenth to warm up */
+		if (i == 0)
+			t = now_ns();
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0)
+			_exit(0);
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+	}
+	t = now_ns() - t;
+	munmap(m, len);
+	send_rate(n / (t / 1e9));
+	return 0;
+}
+
 struct fast_test {
 	const char *name, *metric, *unit;
 	int (*fn)(long);
@@ -815,8 +940,11 @@ static void part_fast(void)
 		{ "charge", "fast.charge_per_s", "ops/s", fast_charge, NUM("charge_kb") },
 		{ "ctxsw", "fast.ctxsw_per_s", "trips/s", fast_ctxsw, 0 },
 		{ "spin", "fast.spin_mops", "Mops/s", fast_spin, 0 },
+		{ "filefault", "fast.filefault_per_s", "faults/s", fast_filefault, NUM("mapped_mb") << 10 },
+		{ "truncate", "fast.truncate_mibps", "MiB/s", fast_truncate, NUM("truncate_mb") << 10 },
+		{ "fork", "fast.fork_per_s", "forks/s", fast_fork, NUM("fork_mb") << 10 },
 	};
-	int n = sizeof(tests) / sizeof(tests[0]), order[8], i, status;
+	int n = sizeof(tests) / sizeof(tests[0]), order[16], i, status;
 	long rep, done = 0;
 	double rate;
 	char cg[300];
