@@ -20,7 +20,9 @@ default 3), and writes:
     its runs, and the difference in Slab + Percpu (original minus patched,
     medians) in MiB, in the shape of the 2019 cover letter's table.
 Patched means the series version (kernels.series_hash) of the newest clean
-patched soak: runs of other versions of the series are left out.
+patched soak: runs of other versions of the series are left out.  The
+churn soaks of a bench batch (runs with a batch) are the bench's: its
+block shows them.
 Fails, changing nothing, when either kernel has no such run.  --check only
 says whether README.md is what this would write (exit 1 if not).
 """
@@ -52,14 +54,14 @@ def pick_runs(st, n):
     q = ("SELECT l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, l.verdict, "
          "l.release, l.soak_rc, l.t_ms, k.series_hash FROM run_list l "
          "JOIN kernels k ON k.image_key = l.image_key AND k.name = l.kernel "
-         "WHERE l.kind = 'soak' AND l.verdict = 'clean' "
+         "WHERE l.kind = 'soak' AND l.verdict = 'clean' AND l.batch IS NULL "
          "AND l.soak_rc = 0 AND l.kernel = ? {} ORDER BY l.started DESC, l.run_id DESC LIMIT ?")
     latest = st.q(q.format(''), 'patched', 1000000)
     if not latest:
         die('no clean soak run of the patched kernel in the database: run "make run" first')
     # The newest patched soak whose workload original also ran.
     have = {r[0] for r in st.q("SELECT DISTINCT l.workload FROM run_list l WHERE l.kind = 'soak' AND "
-                               "l.verdict = 'clean' AND l.soak_rc = 0 AND l.kernel = 'original'")}
+                               "l.verdict = 'clean' AND l.soak_rc = 0 AND l.kernel = 'original' AND l.batch IS NULL")}
     pick = next((r for r in latest if r[4] in have), latest[0])
     workload, series = pick[4], pick[11] or ''   # NULL: not recorded
     runs = {}

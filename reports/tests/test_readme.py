@@ -160,6 +160,24 @@ class Readme(unittest.TestCase):
         self.assertIn('seed=7 ', self.text())
         self.assertIn('and 3 of `patched@?`', self.text())
 
+    def test_bench_churn_soaks_are_not_the_soak_table(self):
+        """Later churn soaks of a bench batch, on both kernels with one
+        workload: the table stays on the soaks run on their own."""
+        db = os.path.join(self.tmp, 'both.sqlite')
+        self.same_workload(db)
+        sys.path.insert(0, os.path.join(TOP, 'db'))
+        import ingest
+        import store
+        conn = store.connect(db)
+        for k in ('original', 'patched'):
+            d = os.path.join(self.tmp, 'runs', f'bench-churn-{k}-soak')
+            fake_run.soak_run(d, k, gens=300, sample_every=25, seed=11, started='2026-12-03T22:00:00Z')
+            ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'known-issues'), db_path=db, batch='b1')
+        conn.close()
+        r = self.run_readme(db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('seed=7 ', self.text())
+
     def test_a_missing_block_marker(self):
         db = os.path.join(self.tmp, 'both.sqlite')
         self.same_workload(db)
