@@ -9,6 +9,7 @@ Where: $RUNS_DB, else $BUILD/db/runs.sqlite (BUILD defaults to ./build at
 the top of the repository, as in qemu-run/lib.sh).
 """
 import glob
+import hashlib
 import os
 import re
 import sqlite3
@@ -38,6 +39,24 @@ SCHEMA_VERSION = len(migrations())
 # record it.  Needs the kernels table as "k".
 KERNEL_LABEL_SQL = ("CASE WHEN k.name = 'original' OR k.series_hash = '' THEN k.name "
                     "ELSE k.name || '@' || coalesce(substr(k.series_hash, 1, 8), '?') END")
+
+
+def series_patches():
+    """The contents of this checkout's series patches, in order: patches/
+    but the cover letter (qemu-run/lib.sh series_patches)."""
+    pdir = os.path.join(TOP, 'patches')
+    out = []
+    for name in sorted(os.listdir(pdir)):
+        if name.endswith('.patch') and not name.startswith('0000-'):
+            with open(os.path.join(pdir, name), 'rb') as f:
+                out.append(f.read())
+    return out
+
+
+def current_series():
+    """This checkout's series key, as qemu-run/lib.sh series_key_of gives
+    it: sha256 of the series patches, 16 digits."""
+    return hashlib.sha256(b''.join(series_patches())).hexdigest()[:16]
 
 
 def kernel_label(name, series_hash):

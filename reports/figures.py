@@ -8,7 +8,6 @@ names that command.  A kernel is its label (db/store.py KERNEL_LABEL_SQL:
 says which version of the series each hash is (reports/series-names, and
 the hash of this checkout's patches/).
 """
-import hashlib
 import os
 import statistics
 import sys
@@ -27,18 +26,6 @@ SERIES_NAMES = os.path.join(HERE, 'series-names')
 LABEL = store.KERNEL_LABEL_SQL
 
 
-def current_series():
-    """The series key of this checkout's patches/ (qemu-run/lib.sh
-    series_key_of: sha256 of the patches but the cover letter, 16 digits)."""
-    pdir = os.path.join(TOP, 'patches')
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(pdir)):
-        if name.endswith('.patch') and not name.startswith('0000-'):
-            with open(os.path.join(pdir, name), 'rb') as f:
-                h.update(f.read())
-    return h.hexdigest()[:16]
-
-
 def series_names(path=SERIES_NAMES):
     """{8-digit hash: what it is} from reports/series-names ("HASH text"
     lines, # comments), plus this checkout's series."""
@@ -49,7 +36,7 @@ def series_names(path=SERIES_NAMES):
             if line and not line.startswith('#'):
                 h, _, text = line.partition(' ')
                 names[h[:8]] = text.strip()
-    cur = current_series()[:8]
+    cur = store.current_series()[:8]
     names[cur] = (names[cur] + '; ' if cur in names else '') + "this checkout's patches/"
     return names
 
@@ -93,7 +80,7 @@ def patched_by_age(db, kind=None):
     rows = db.execute(f"SELECT {LABEL}, max(r.started) FROM runs r JOIN kernels k ON k.id = r.kernel_id "
                       "WHERE k.name != 'original' AND (? IS NULL OR r.kind = ?) GROUP BY 1 ORDER BY 2 DESC",
                       (kind, kind)).fetchall()
-    mine = store.kernel_label('patched', current_series())
+    mine = store.kernel_label('patched', store.current_series())
     return sorted((r[0] for r in rows), key=lambda lab: lab != mine)
 
 
@@ -116,7 +103,7 @@ def block_kselftest(db):
     # full run): older versions are history.
     full_by_age = sorted((lab for lab, many in picked if not many and lab != 'original'),
                          key=lambda lab: picked[(lab, False)][2], reverse=True)
-    mine = store.kernel_label('patched', current_series())
+    mine = store.kernel_label('patched', store.current_series())
     newest = mine if mine in full_by_age else next(iter(full_by_age), None)
     keep = [k for k in picked if k[0] in ('original', newest)]
     keep.sort(key=lambda k: (k[0] != 'original', k[1]))

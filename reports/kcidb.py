@@ -64,24 +64,8 @@ def patchset_hash():
     """KCIDB's patchset_hash of this checkout's series: sha256 over the
     newline-terminated sha256 of each patch, in order (the cover letter
     is no patch)."""
-    pdir = os.path.join(TOP, 'patches')
-    lines = ''
-    for name in sorted(os.listdir(pdir)):
-        if name.endswith('.patch') and not name.startswith('0000-'):
-            with open(os.path.join(pdir, name), 'rb') as f:
-                lines += hashlib.sha256(f.read()).hexdigest() + '\n'
+    lines = ''.join(hashlib.sha256(p).hexdigest() + '\n' for p in store.series_patches())
     return hashlib.sha256(lines.encode()).hexdigest()
-
-
-def current_series():
-    """qemu-run/lib.sh series_key_of: sha256 of the patches, 16 digits."""
-    pdir = os.path.join(TOP, 'patches')
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(pdir)):
-        if name.endswith('.patch') and not name.startswith('0000-'):
-            with open(os.path.join(pdir, name), 'rb') as f:
-                h.update(f.read())
-    return h.hexdigest()[:16]
 
 
 def number(v):
@@ -92,7 +76,7 @@ def number(v):
 def export(db, origin=ORIGIN):
     """The KCIDB document of every run in db."""
     o = origin + ':'
-    cur = current_series()
+    cur = store.current_series()
     checkouts, builds, tests = {}, [], []
     kernels = db.execute('SELECT id, name, image_key, release, base_version, series_hash, config_hash '
                          'FROM kernels ORDER BY id').fetchall()

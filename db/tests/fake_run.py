@@ -260,6 +260,19 @@ def kselftest_run(d, kernel, started='2026-12-03T09:00:00Z'):
         f.write(f'{kernel}: fake summary line\n')
 
 
+def stress_run(d, kernel='debug'):
+    """A stress run folder around the samples.log captured from a real
+    guest (qemu-run/tests/fixtures/samples-patched-stress.log)."""
+    import shutil
+    os.makedirs(d)
+    shutil.copy(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             'qemu-run', 'tests', 'fixtures', 'samples-patched-stress.log'),
+                os.path.join(d, 'samples.log'))
+    write_meta(d, kernel, 'stress', 'stress.secs=180', '2026-12-04T12:00:00Z', 200)
+    with open(os.path.join(d, 'results.log'), 'w') as f:
+        f.write('@@ boot kernel=6.12.118+ job=stress\n@@ done rc=0\n')
+
+
 BENCH_FAST = [('fast.read_mibps', 65536, 'MiB/s', 900.0), ('fast.fault_per_s', 65536, 'faults/s', 150000.0),
               ('fast.charge_per_s', 64, 'ops/s', 9000.0), ('fast.ctxsw_per_s', 0, 'trips/s', 30000.0)]
 

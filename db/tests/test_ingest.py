@@ -224,12 +224,7 @@ class Stress(Base):
         """A stress run's samples.log captured from a real guest: its knobs
         and the totals of its "@@ end" record are stored."""
         d = os.path.join(self.tmp, 'stress')
-        os.makedirs(d)
-        shutil.copy(os.path.join(TOP, 'qemu-run', 'tests', 'fixtures', 'samples-patched-stress.log'),
-                    os.path.join(d, 'samples.log'))
-        fake_run.write_meta(d, 'debug', 'stress', 'stress.secs=180', '2026-12-04T12:00:00Z', 200)
-        with open(os.path.join(d, 'results.log'), 'w') as f:
-            f.write('@@ boot kernel=6.12.118+ job=stress\n@@ done rc=0\n')
+        fake_run.stress_run(d)
         self.assertIn('stress on debug', self.ingest(d))
         params = dict(self.db.execute('SELECT key, value FROM params'))
         self.assertEqual((params['secs'], params['end.cgroups_created'], params['end.dying_drop']),

@@ -84,7 +84,7 @@ class Blocks(unittest.TestCase):
         self.assertIn('`patched@aaaabbbb`: a series version not named', t)
 
     def test_this_checkouts_series_comes_first(self):
-        cur = figures.current_series()
+        cur = store.current_series()
         self.kselftest('original', '', '2026-12-04T01:00:00Z')
         self.kselftest('patched', cur, '2026-12-04T02:00:00Z')
         self.kselftest('patched', V3, '2026-12-04T03:00:00Z')
@@ -127,12 +127,7 @@ class Blocks(unittest.TestCase):
 
     def test_stress_block_shows_the_end_record(self):
         d = os.path.join(self.tmp, 'stress')
-        os.makedirs(d)
-        shutil.copy(os.path.join(TOP, 'qemu-run', 'tests', 'fixtures', 'samples-patched-stress.log'),
-                    os.path.join(d, 'samples.log'))
-        fake_run.write_meta(d, 'debug', 'stress', 'stress.secs=180', '2026-12-04T12:00:00Z', 200)
-        with open(os.path.join(d, 'results.log'), 'w') as f:
-            f.write('@@ boot kernel=6.12.118+ job=stress\n@@ done rc=0\n')
+        fake_run.stress_run(d)
         self.store(d)
         t = self.text('measured-stress')
         row = [line for line in t.splitlines() if line.startswith('| debug')]
@@ -146,7 +141,7 @@ class Series(unittest.TestCase):
         r = subprocess.run(['bash', '-c', f'. {TOP}/qemu-run/lib.sh && series_key_of patched'],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(figures.current_series(), r.stdout.strip())
+        self.assertEqual(store.current_series(), r.stdout.strip())
 
     def test_legend(self):
         names = {'60e1b404': 'v2'}
