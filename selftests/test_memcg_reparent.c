@@ -68,6 +68,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -75,6 +76,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -155,6 +158,7 @@ enum memcg_key {
 	K_SLAB,
 	K_REFAULT_ANON,
 	K_REFAULT_FILE,
+	K_SOCK,
 	K_CURRENT,		/* memory.current, not memory.stat */
 	NR_KEYS
 };
@@ -175,6 +179,7 @@ static const char * const key_names[NR_KEYS] = {
 	[K_SLAB]		= "slab",
 	[K_REFAULT_ANON]	= "workingset_refault_anon",
 	[K_REFAULT_FILE]	= "workingset_refault_file",
+	[K_SOCK]		= "sock",
 	[K_CURRENT]		= "memory.current",
 };
 
@@ -2790,6 +2795,7 @@ struct socket_state {
 	struct file_state f;	/* the file C reads, and the holder */
 	int dead[2];		/* in the holder: the connection made in C */
 	int nr_transfers;	/* in the holder: transfers done */
+	size_t queued;		/* in the holder: left unread in dead[1] */
 	const char *root;	/* test_reparent_socket_release */
 };
 
@@ -3335,6 +3341,362 @@ cleanup:
 }
 
 /*
+ * A connection made in C that stays open after C is removed, as a pooled
+ * or handed-over connection does: its sockets must not keep C dying, and
+ * what they charged before and after the rmdir must be uncharged exactly.
+ * The holder makes a TCP pair in C and leaves SOCKET_OPEN_QUEUED bytes
+ * unread in the accepting end, so that C has socket memory at rmdir; it
+ * then moves to K. C must be released while the sockets are open (check
+ * 1), with P still accounting for their memory (check 2). Then the holder
+ * reads the queued data, pushes TRANSFER_SIZE bytes through the same
+ * connection from K and closes it, and P's sock must be back to its
+ * baseline exactly, and memory.current within the stock tolerance, once
+ * the holder is gone (check 3).
+ */
+#define SOCKET_OPEN_QUEUED	MB(8)
+
+static int socket_open_charge(void *arg)
+{
+	struct socket_state *s = arg;
+	int rcvbuf = 2 * SOCKET_OPEN_QUEUED, sndbuf = MB(1);
+	double deadline = now() + SETTLE_TIMEOUT;
+	char *buf;
+	ssize_t n;
+
+	if (setpgid(0, 0) || tcp_pair(s->dead))
+		return EXIT_FAILURE;
+	/* root: past net.core.rmem_max; the kernel doubles the value */
+	if (setsockopt(s->dead[1], SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) ||
+	    setsockopt(s->dead[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+		       sizeof(sndbuf)))
+		return EXIT_FAILURE;
+
+	buf = malloc(IO_CHUNK);
+	if (!buf)
+		return EXIT_FAILURE;
+	memset(buf, 's', IO_CHUNK);
+	/* until SOCKET_OPEN_QUEUED, or the receive window stays shut */
+	while (s->queued < SOCKET_OPEN_QUEUED && now() < deadline) {
+		n = send(s->dead[0], buf, IO_CHUNK, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN) {
+			if (s->queued >= SOCKET_OPEN_QUEUED / 4)
+				break;
+			sleep_ms(POLL_MS);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		s->queued += n;
+	}
+	free(buf);
+
+	return s->queued >= SOCKET_OPEN_QUEUED / 4 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* In K: drain what C queued, then a transfer through C's connection. */
+static long socket_open_query(void *arg)
+{
+	struct socket_state *s = arg;
+	char buf[IO_CHUNK];
+	size_t drained = 0, len;
+	long us;
+
+	/* every byte sent in C, some of which may still be in flight */
+	while (drained < s->queued) {
+		len = s->queued - drained;
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		if (read_full(s->dead[1], buf, len, HOLDER_TIMEOUT_MS))
+			return -1;
+		drained += len;
+	}
+	us = timed_transfer(s->dead);
+	close_pair(s->dead);
+
+	return us < 0 ? -1 : (long)drained;
+}
+
+static int test_reparent_socket_open(const char *root)
+{
+	static const int keys[] = { K_SOCK };
+	struct socket_state s = {
+		.f = FILE_STATE(0),
+		.dead = { -1, -1 },
+	};
+	struct key_range exact;
+	struct memcg_snap seen;
+	struct reparent_test t;
+	long drained;
+	int fd[2], ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	if (tcp_pair(fd)) {
+		if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
+			ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
+				       t.name, strerror(errno));
+			ret = KSFT_SKIP;
+			goto cleanup;
+		}
+		report(&t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
+		       strerror(errno));
+		goto cleanup;
+	}
+	close_pair(fd);
+
+	if (holder_start(&s.f.h, &t, socket_open_charge, socket_open_query,
+			 &s) ||
+	    rt_remove_child(&t, K_SOCK))
+		goto cleanup;
+	ksft_print_msg("%s: the child's sockets held %ld KiB at rmdir\n",
+		       t.name, kib(t.child_last.v[K_SOCK]));
+
+	if (!check_released(&t, t.dying_base))
+		t.failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, its sockets open\n",
+			       t.name, t.released_at - t.removed_at);
+	if (!check_accounted(&t, keys, ARRAY_SIZE(keys)))
+		t.failed = true;
+
+	drained = holder_query(&s.f.h);
+	if (drained < 0) {
+		report(&t, 3, "the transfer through the removed child's connection failed\n");
+		goto cleanup;
+	}
+	ksft_print_msg("%s: %ld KiB drained and %d MiB sent through the connection from K\n",
+		       t.name, kib(drained), TRANSFER_SIZE >> 20);
+	holder_stop(&s.f.h);
+
+	exact = (struct key_range){ K_SOCK, t.base.v[K_SOCK], t.base.v[K_SOCK] };
+	if (!expect_ranges(&t, 3, t.parent, &exact, 1, UNCHARGE_TIMEOUT, &seen))
+		t.failed = true;
+	if (!check_uncharged(&t, keys, ARRAY_SIZE(keys), 0))
+		t.failed = true;
+	info_released_after_free(&t);
+
+cleanup:
+	socket_cleanup(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * An inotify and a fanotify group made in C that outlive it, as a
+ * long-lived watcher handed to another cgroup does: they must not keep C
+ * dying, and the events queued after the rmdir must be charged to P, not
+ * lost to the dead C or to nobody. The holder makes both groups in C,
+ * watching a directory of its own, and moves to K. C must be released
+ * (check 1). Then FSNOTIFY_EVENTS inotify events are queued unread (an
+ * open and a close of one file, alternating so that none merges with the
+ * last), and P's slab must grow by at least half their size (check 2);
+ * reading them and closing the groups must bring P's slab back to within
+ * the tolerance of its baseline (check 3).
+ */
+#define FSNOTIFY_EVENTS		32768
+#define FSNOTIFY_EVENT_SIZE	32	/* sizeof(struct inotify_event_info), at least */
+
+static const char fsnotify_queue_knob[] = "/proc/sys/fs/inotify/max_queued_events";
+
+struct fsnotify_state {
+	struct holder h;
+	char dir[PATH_MAX];
+	char file[PATH_MAX];
+	int inotify;
+	int fanotify;
+	int nr_queries;
+};
+
+static int fsnotify_charge(void *arg)
+{
+	struct fsnotify_state *s = arg;
+
+	s->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (s->inotify < 0 ||
+	    inotify_add_watch(s->inotify, s->dir, IN_OPEN | IN_CLOSE) < 0)
+		return EXIT_FAILURE;
+	s->fanotify = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC |
+				    FAN_NONBLOCK, O_RDONLY);
+	if (s->fanotify < 0 ||
+	    fanotify_mark(s->fanotify, FAN_MARK_ADD,
+			  FAN_OPEN | FAN_CLOSE | FAN_EVENT_ON_CHILD,
+			  AT_FDCWD, s->dir))
+		return EXIT_FAILURE;
+
+	return EXIT_SUCCESS;
+}
+
+/*
+ * In K. First query: queue the events, return how many inotify queued.
+ * Second: read them all, and every fanotify event; return how many
+ * inotify events were read.
+ */
+static long fsnotify_query(void *arg)
+{
+	struct fsnotify_state *s = arg;
+	/* long: struct inotify_event is read in place */
+	long words[IO_CHUNK / sizeof(long)];
+	char *buf = (char *)words;
+	long nr = 0, i;
+	ssize_t n;
+	int fd, bytes;
+
+	if (s->nr_queries++ == 0) {
+		for (i = 0; i < FSNOTIFY_EVENTS / 2; i++) {
+			fd = open(s->file, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return -1;
+			close(fd);
+		}
+		if (ioctl(s->inotify, FIONREAD, &bytes))
+			return -1;
+		return bytes;
+	}
+
+	while ((n = read(s->inotify, buf, sizeof(words))) > 0) {
+		for (i = 0; i < n; ) {
+			struct inotify_event *ev = (void *)(buf + i);
+
+			i += sizeof(*ev) + ev->len;
+			nr++;
+		}
+	}
+	if (n < 0 && errno != EAGAIN)
+		return -1;
+	while ((n = read(s->fanotify, buf, sizeof(words))) > 0) {
+		struct fanotify_event_metadata *m = (void *)buf;
+		long len = n;
+
+		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len))
+			if (m->fd >= 0)
+				close(m->fd);
+	}
+	if (n < 0 && errno != EAGAIN)
+		return -1;
+	close_fd(&s->inotify);
+	close_fd(&s->fanotify);
+
+	return nr;
+}
+
+static int test_reparent_fsnotify(const char *root)
+{
+	static const int keys[] = { K_SLAB };
+	struct fsnotify_state s = { .inotify = -1, .fanotify = -1 };
+	char saved[32] = "", raised[32];
+	struct memcg_snap before, seen;
+	struct key_range grown;
+	struct reparent_test t;
+	long queued, nr;
+	int fd, ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC, O_RDONLY);
+	if (fd < 0 && errno == ENOSYS) {
+		ksft_print_msg("%s: no fanotify (CONFIG_FANOTIFY)\n", t.name);
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	if (fd < 0) {
+		report(&t, 0, "fanotify_init: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	close(fd);
+	if (!getcwd(s.dir, sizeof(s.dir) - 32) ||
+	    strlen(s.dir) > sizeof(s.dir) - 64) {
+		report(&t, 0, "getcwd: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	strcat(s.dir, "/memcg_reparent_fsnotify");
+	snprintf(s.file, sizeof(s.file), "%s/watched", s.dir);
+	unlink(s.file);
+	rmdir(s.dir);
+	/* made here, not in C: C's only memory is the groups */
+	if (mkdir(s.dir, 0700)) {
+		report(&t, 0, "mkdir %s: %s\n", s.dir, strerror(errno));
+		goto cleanup;
+	}
+	fd = open(s.file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		report(&t, 0, "cannot create %s: %s\n", s.file, strerror(errno));
+		goto cleanup;
+	}
+	close(fd);
+	/* every event must stay queued: none may be dropped as overflow */
+	if (read_text(fsnotify_queue_knob, saved, sizeof(saved)) <= 0) {
+		report(&t, 0, "cannot read %s\n", fsnotify_queue_knob);
+		goto cleanup;
+	}
+	snprintf(raised, sizeof(raised), "%d", 2 * FSNOTIFY_EVENTS);
+	if (write_text(fsnotify_queue_knob, raised, strlen(raised)) < 0) {
+		report(&t, 0, "cannot write %s\n", fsnotify_queue_knob);
+		saved[0] = '\0';
+		goto cleanup;
+	}
+
+	if (holder_start(&s.h, &t, fsnotify_charge, fsnotify_query, &s) ||
+	    rt_remove_child(&t, -1))
+		goto cleanup;
+
+	if (!check_released(&t, t.dying_base))
+		t.failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, its groups open\n",
+			       t.name, t.released_at - t.removed_at);
+
+	if (snap_memcg(t.parent, &before)) {
+		report(&t, 2, "cannot read %s\n", t.parent);
+		goto cleanup;
+	}
+	queued = holder_query(&s.h);
+	if (queued < (long)FSNOTIFY_EVENTS * (long)sizeof(struct inotify_event)) {
+		report(&t, 2, "inotify queued %ld bytes of events, expected %ld\n",
+		       queued,
+		       (long)FSNOTIFY_EVENTS * (long)sizeof(struct inotify_event));
+		goto cleanup;
+	}
+	grown = (struct key_range){
+		K_SLAB,
+		before.v[K_SLAB] + FSNOTIFY_EVENTS * FSNOTIFY_EVENT_SIZE / 2,
+		LONG_MAX,
+	};
+	if (!expect_ranges(&t, 2, t.parent, &grown, 1, SETTLE_TIMEOUT, &seen))
+		t.failed = true;
+	ksft_print_msg("%s: P's slab grew by %ld KiB with %d events queued\n",
+		       t.name, kib(seen.v[K_SLAB] - before.v[K_SLAB]),
+		       FSNOTIFY_EVENTS);
+
+	nr = holder_query(&s.h);
+	if (nr != FSNOTIFY_EVENTS) {
+		report(&t, 3, "read %ld inotify events, expected %d\n", nr,
+		       FSNOTIFY_EVENTS);
+		goto cleanup;
+	}
+	holder_stop(&s.h);
+	if (!check_uncharged(&t, keys, ARRAY_SIZE(keys), 0))
+		t.failed = true;
+	info_released_after_free(&t);
+
+cleanup:
+	if (s.h.pid > 0) {
+		kill(s.h.pid, SIGKILL);
+		holder_stop(&s.h);
+	}
+	if (saved[0])
+		write_text(fsnotify_queue_knob, saved, strlen(saved));
+	if (s.file[0])
+		unlink(s.file);
+	if (s.dir[0])
+		rmdir(s.dir);
+	return rt_cleanup(&t, ret);
+}
+
+/*
  * Read this binary once, so that the page cache of its text is charged
  * here and not to the first child that happens to execute a given page.
  */
@@ -3396,6 +3758,8 @@ static struct memcg_reparent_test {
 	T(test_reparent_socket_limit),
 	T(test_reparent_socket_release),
 	T(test_reparent_dirty_cgwb),
+	T(test_reparent_socket_open),
+	T(test_reparent_fsnotify),
 };
 
 #undef T

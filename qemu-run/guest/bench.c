@@ -46,6 +46,9 @@
  *                        (charge, then uncharge page cache); x charge_ops
  *   fast.ctxsw_per_s     pipe ping-pong of two processes of the cgroup on
  *                        one CPU (round trips); x ctxsw_trips
+ *   fast.tcp_mibps       a TCP stream over 127.0.0.1 between two processes
+ *                        of the cgroup on one CPU: every socket buffer is
+ *                        charged and uncharged (tcp_mb, x tcp_loops)
  *   fast.spin_mops       the control: a loop in user space, no syscalls,
  *                        no faults; the kernel plays no part in it, so its
  *                        spread and delta are those of the emulator and
@@ -62,10 +65,13 @@
  * (the page cache not charged to C); 2 on bad arguments or setup failure.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -95,6 +101,8 @@ static struct knob knobs[] = {
 	{ "truncate_loops", K_NUM, 4, NULL, "fast.truncate: loops per rep" },
 	{ "fork_mb", K_NUM, 64, NULL, "fast.fork: anon memory of the task that forks, MiB" },
 	{ "forks", K_NUM, 200, NULL, "fast.fork: forks and exits per rep" },
+	{ "tcp_mb", K_NUM, 64, NULL, "fast.tcp: MiB sent over 127.0.0.1 per loop" },
+	{ "tcp_loops", K_NUM, 4, NULL, "fast.tcp: loops per rep" },
 	{ "cpu", K_NUM, 1, NULL, "CPU for the fast paths (the probe takes the other one)" },
 	{ "seed", K_NUM, 1, NULL, "seed of the order of sizes and tests in each rep" },
 	{ "tag", K_STR, 0, "-", "a label copied into \"@@ run\" (bench.sh: the batch)" },
@@ -926,6 +934,67 @@ static int fast_fork(long arg)
 	return 0;
 }
 
+/*
+ * TCP over 127.0.0.1: a forked reader drains while this task sends
+ * tcp_mb MiB per loop in 64 KiB writes.  Both ends belong to this cgroup,
+ * so every sk_mem_schedule() of either end charges its socket memory, and
+ * every reclaim of forward-allocated memory uncharges it.
+ */
+static int fast_tcp(long arg)
+{
+	long len = NUM("tcp_mb") << 20, loop, sent, mib = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int l, c, r, status;
+	long long t = 0;
+	ssize_t n;
+	pid_t pid;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &alen))
+		return 1;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
+		return 1;
+	r = accept(l, NULL, NULL);
+	if (r < 0)
+		return 1;
+	close(l);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		close(c);
+		while ((n = read(r, chunk, sizeof(chunk))) > 0)
+			;
+		_exit(n < 0);
+	}
+	close(r);
+	for (loop = 0; loop <= NUM("tcp_loops"); loop++) {
+		if (loop == 1) {        /* loop 0 warms up */
+			t = now_ns();
+			mib = 0;
+		}
+		for (sent = 0; sent < len; sent += n) {
+			n = write(c, chunk, 64 << 10);
+			if (n <= 0)
+				return 1;
+		}
+		mib += len >> 20;
+	}
+	t = now_ns() - t;
+	close(c);       /* the reader reads EOF and exits */
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return 1;
+	send_rate(mib / (t / 1e9));
+	return 0;
+}
+
 struct fast_test {
 	const char *name, *metric, *unit;
 	int (*fn)(long);
@@ -943,6 +1012,7 @@ static void part_fast(void)
 		{ "filefault", "fast.filefault_per_s", "faults/s", fast_filefault, NUM("mapped_mb") << 10 },
 		{ "truncate", "fast.truncate_mibps", "MiB/s", fast_truncate, NUM("truncate_mb") << 10 },
 		{ "fork", "fast.fork_per_s", "forks/s", fast_fork, NUM("fork_mb") << 10 },
+		{ "tcp", "fast.tcp_mibps", "MiB/s", fast_tcp, NUM("tcp_mb") << 10 },
 	};
 	int n = sizeof(tests) / sizeof(tests[0]), order[16], i, status;
 	long rep, done = 0;
