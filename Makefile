@@ -7,6 +7,8 @@ BUILD  ?= $(CURDIR)/build
 export BUILD TESTS
 
 RUN := qemu-run
+# make fleet: three slices (services, batch jobs, users), each its own mix, at 100 jobs/s
+FLEET ?= gens=1500 slices=3 mix=log,read,sock/anon,tmpfs,fork/files,neg,log rate=100
 
 .DEFAULT_GOAL := help
 run: deps ## the main job: both kernels, the same soak on each, the dashboard
@@ -15,10 +17,19 @@ run: deps ## the main job: both kernels, the same soak on each, the dashboard
 nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
 	@NIGHTLY=1 $(RUN)/main.sh
 
+fleet: deps ## a fleet-shaped soak on both kernels (FLEET: parent slices, a job mix per slice, a rate), old soaks downsampled, the dashboard
+	@SOAK='$(FLEET)' $(RUN)/soak.sh original
+	@SOAK='$(FLEET)' $(RUN)/soak.sh patched
+	@python3 db/downsample.py --budget $(or $(BUDGET),40) --older-than $(or $(OLDER_THAN),7)
+	@$(MAKE) -s report
+
+db-downsample: ## keep at most BUDGET (40) snapshots of the soaks older than OLDER_THAN (7) days; their figures stay
+	@python3 db/downsample.py --budget $(or $(BUDGET),40) --older-than $(or $(OLDER_THAN),7)
+
 nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (db/flaky.py)
 	@$(RUN)/flaky-nightly.sh
 
-.PHONY: lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"

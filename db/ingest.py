@@ -298,6 +298,8 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
             raise RunError(f'{run_dir}/meta: clock={clock} is neither wall nor icount')
         if clock != 'wall':     # the column's default
             db.execute('UPDATE runs SET clock = ? WHERE id = ?', (clock, run_id))
+        if meta.get('lava_job'):    # db/lava_collect.py: a lab ran it
+            db.execute('UPDATE runs SET lab = ? WHERE id = ?', (f'lava:{meta["lava_job"]}', run_id))
         params = records.kv_words(args)
         if kind == 'kselftest':
             n = store_kselftest(db, run_id, kernel, meta, results, known, expect)

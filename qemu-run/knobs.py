@@ -52,7 +52,9 @@ def problems(tool, words):
             errs.append(f'{tool} knob {name} is a number, not "{value}"')
         elif (tool, name) in LISTS:
             valid = default.split(',')
-            bad = [v for v in value.split(',') if v not in valid]
+            # soak's mix may give one list per slice, separated by '/'
+            lists = value.split('/') if (tool, name) == ('soak', 'mix') else [value]
+            bad = [v for part in lists for v in part.split(',') if v not in valid]
             if bad or not value:
                 errs.append(f'{tool} knob {name}: "{",".join(bad) or value}" is not among {",".join(valid)}')
         last[name] = value

@@ -275,6 +275,11 @@ def section_dying(page, soaks):
               drop_styles=dstyles, every=max(1, max(len(s.snaps) for s in soaks.values()) // 40))
 
 
+def has_points(rows):
+    """Whether a table of [x, y...] rows has a y to plot (gnuplot fails on none)."""
+    return any(v is not None for r in rows for v in r[1:])
+
+
 def section_cost(page, soaks):
     page.add('<h2 id="cost">The memory they cost</h2>')
     if not soaks:
@@ -295,6 +300,9 @@ def section_cost(page, soaks):
                 pi = interp(xs, ys, s[1])
                 row.append(None if ov is None or pi is None else mb(ov - pi))
             rows.append(row)
+        if not has_points(rows):
+            page.notice('The soaks hold no /proc/meminfo samples: no memory cost to draw.')
+            return
         f = page.write_data('cost-diff.tsv', header, rows,
                             'original minus patched, /proc/meminfo in MB (MiB), patched interpolated at '
                             "original's generations; kernel = " + '+'.join(COST[-1][1]))
@@ -307,6 +315,9 @@ def section_cost(page, soaks):
     s = next(iter(soaks.values()))
     rows = [[x[1]] + [None if s.mem_kb(keys, x[0]) is None else mb(s.mem_kb(keys, x[0])) for _, keys in COST]
             for x in s.snaps]
+    if not has_points(rows):
+        page.notice(f'{esc(s.kernel)}\'s soak holds no /proc/meminfo samples: no memory cost to draw.')
+        return
     f = page.write_data(f'cost-{s.kernel}.tsv', header, rows, f'{s.kernel}, run {s.run_id}: /proc/meminfo in MB')
     page.notice('Only one kernel has a soak run: no difference to draw; the plot shows '
                 f'{esc(s.kernel)}\'s absolute values.')
@@ -527,35 +538,87 @@ def section_flaky(page, st):
              '(<code>db/flaky.py</code>).</p>')
 
 
+TREND_PLOTS = 12        # at most this many configuration x workload plots; the table has every row
+
+
+def label_style(label, seen):
+    """The gnuplot line style of a kernel label, the same on every plot of a
+    page (seen keeps the choices): original, the first series of patched and
+    debug keep their kernel's colour; other series get the series styles (11
+    and up)."""
+    name = label.split('@')[0]
+    if name in KERNELS and seen.setdefault(name, label) == label:
+        return KERNELS.index(name) + 1
+    others = seen.setdefault('', [])
+    if label not in others:
+        others.append(label)
+    return 11 + others.index(label) % 8
+
+
+def short_workloads(workloads):
+    """{workload: short name}: the knobs in which the workloads differ, or
+    "every soak alike" when only one workload ran."""
+    parsed = {w: dict(x.partition('=')[::2] for x in w.split()) for w in workloads}
+    keys = sorted({k for p in parsed.values() for k in p})
+    differ = [k for k in keys if len({p.get(k) for p in parsed.values()}) > 1]
+    return {w: (' '.join(f'{k}={p.get(k, "-")}' for k in differ) or 'every soak alike')
+            for w, p in parsed.items()}
+
+
 def section_trend(page, st):
-    page.add('<h2 id="trend">Across nightly runs</h2>')
-    rows = st.q('SELECT day, kernel, run_id, gens, final_dying, dropped_dying FROM nightly_trend ORDER BY day, kernel')
+    page.add('<h2 id="trend">Across nights: kernel x configuration x workload</h2>')
+    rows = st.q('SELECT day, label, config, shape, run_id, gens, max_dying, final_dying, dropped_dying, lab '
+                'FROM fleet_trend ORDER BY config, shape, day, label')
     if not rows:
         page.notice('No soak runs yet, so no trend.')
         return
-    files, titles, styles, links = [], [], [], []
-    kernels = sorted({r[1] for r in rows}, key=lambda k: KERNELS.index(k) if k in KERNELS else 99)
-    for k in kernels:
-        f = page.write_data(f'trend-{k}.tsv', ['day', 'final dying'], [(r[0], r[4]) for r in rows if r[1] == k],
-                            f'{k}: dying memory cgroups at the end of the longest soak of each day')
-        files.append(f)
-        titles.append(k)
-        styles.append(KERNELS.index(k) + 1 if k in KERNELS else 3)
-        links.append((k, f))
+    names = short_workloads({r[3] for r in rows})
+    groups = {}
+    for r in rows:
+        groups.setdefault((r[2], r[3]), []).append(r)
+    # the groups with the most nights first
+    order = sorted(groups, key=lambda g: (-len({r[0] for r in groups[g]}), g))
     days = sorted({r[0] for r in rows})
     d0 = datetime.date.fromisoformat(days[0]) - datetime.timedelta(days=1)
     d1 = datetime.date.fromisoformat(days[-1]) + datetime.timedelta(days=1)
-    page.plot('trend.gp', 'trend.png', 'final dying memory cgroups per night and kernel',
-              'Dying memory cgroups at the end of each night\'s soak (per day and kernel, the soak that ran '
-              'the most generations).', links, files=files, titles=titles, styles=styles,
-              xmin=d0.isoformat(), xmax=d1.isoformat(), xtic=86400 * max(1, (d1 - d0).days // 12))
-    page.add('<table><tr><th>day</th><th>kernel</th><th>run</th><th>generations</th><th>dying at the end</th>'
-             '<th>after drop_caches</th></tr>')
-    for day, k, run_id, gens, final, dropped in rows:
-        page.add(f'<tr><td>{esc(day)}</td><td class="k-{esc(k)}">{esc(k)}</td><td>{run_id}</td><td>{esc(gens)}</td>'
+    seen = {}
+    for n, g in enumerate(order[:TREND_PLOTS], 1):
+        config, workload = g
+        grows = groups[g]
+        labels = sorted({r[1] for r in grows}, key=lambda k: (KERNELS.index(k.split('@')[0])
+                                                               if k.split('@')[0] in KERNELS else 99, k))
+        files, titles, styles, links = [], [], [], []
+        for k in labels:
+            f = page.write_data(f'trend-{n}-{k}.tsv', ['day', 'most dying'],
+                                [(r[0], r[6]) for r in grows if r[1] == k],
+                                f'{k}, {config}, {names[workload]}: the most dying memory cgroups during '
+                                'the churn of the longest soak of each night')
+            files.append(f)
+            titles.append(k)
+            styles.append(label_style(k, seen))
+            links.append((k, f))
+        page.plot('trend.gp', f'trend-{n}.png', f'most dying memory cgroups per night: {config}, {names[workload]}',
+                  f'Nights of <b>{esc(config)}</b>, workload <b>{esc(names[workload])}</b>: the most dying '
+                  'memory cgroups at any snapshot of the churn, per night and kernel (the soak of the night '
+                  'that ran the most generations).', links, files=files, titles=titles, styles=styles,
+                  ttl=f'{config}; {names[workload]}', xmin=d0.isoformat(), xmax=d1.isoformat(),
+                  xtic=86400 * max(1, (d1 - d0).days // 12))
+    if len(order) > TREND_PLOTS:
+        page.notice(f'{len(order) - TREND_PLOTS} more configuration x workload groups are in the table '
+                    f'only (the plots show the {TREND_PLOTS} with the most nights).')
+    page.add('<table><tr><th>day</th><th>kernel</th><th>configuration</th><th>workload</th><th>run</th>'
+             '<th>generations</th><th>most dying</th><th>dying at the end</th><th>after drop_caches</th>'
+             '<th>ran in</th></tr>')
+    for day, k, config, workload, run_id, gens, most, final, dropped, lab in rows:
+        page.add(f'<tr><td>{esc(day)}</td><td class="k-{esc(k.split("@")[0])}">{esc(k)}</td>'
+                 f'<td>{esc(config)}</td><td title="{esc(workload)}">{esc(names[workload])}</td><td>{run_id}</td>'
+                 f'<td>{esc(gens)}</td><td>{fmt(most) if most is not None else "n/a"}</td>'
                  f'<td>{fmt(final) if final is not None else "n/a"}</td>'
-                 f'<td>{fmt(dropped) if dropped is not None else "n/a"}</td></tr>')
-    page.add('</table>')
+                 f'<td>{fmt(dropped) if dropped is not None else "n/a"}</td>'
+                 f'<td>{esc(lab or "this machine")}</td></tr>')
+    page.add('</table><p class="caption">One row per night, kernel (its series hash), configuration (guest '
+             'memory, vCPUs, clock, kernel .config hash) and workload (the soak knobs in which the workloads '
+             'differ; hover for all of them). "ran in" names the LAVA job of a lab run.</p>')
 
 
 def section_recent(page, st):
@@ -565,13 +628,14 @@ def section_recent(page, st):
     rows = st.q("SELECT run_id, kind, kernel, started, wall_secs, verdict || CASE WHEN kind != 'kselftest' "
                 "AND soak_rc IS NOT NULL AND soak_rc != 0 THEN ', ' || kind || ' failed (rc=' || soak_rc || ')' "
                 "WHEN kind != 'kselftest' AND soak_rc IS NULL AND verdict = 'clean' THEN ', ' || kind || "
-                "' did not end' ELSE '' END, gens, snapshots, dropped, summary "
+                "' did not end' ELSE '' END, gens, snapshots, dropped, summary, "
+                "coalesce((SELECT x.lab FROM runs x WHERE x.id = run_id), 'this machine') "
                 f'FROM run_list ORDER BY started DESC, run_id DESC LIMIT {RECENT_RUNS}')
     if not rows:
         page.notice('The database holds no runs.')
         return
     page.add('<table><tr><th>run</th><th>kind</th><th>kernel</th><th>started</th><th>wall s</th><th>verdict</th>'
-             '<th>generations</th><th>snapshots</th><th>dropped</th><th>summary</th></tr>')
+             '<th>generations</th><th>snapshots</th><th>dropped</th><th>summary</th><th>ran in</th></tr>')
     for r in rows:
         page.add('<tr>' + ''.join(f'<td>{esc(v)}</td>' for v in r) + '</tr>')
     page.add('</table>')

@@ -273,9 +273,9 @@ class Migration(unittest.TestCase):
             self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
             for t in tables:
                 after = db.execute(f'SELECT * FROM {t} ORDER BY 1, 2').fetchall()
-                if t == 'runs':         # v2: batch, NULL; v3: clock, 'wall'
-                    self.assertEqual({r[-2:] for r in after}, {(None, 'wall')})
-                    after = [r[:-2] for r in after]
+                if t == 'runs':         # v2: batch, NULL; v3: clock, 'wall'; v5: lab, NULL
+                    self.assertEqual({r[-3:] for r in after}, {(None, 'wall', None)})
+                    after = [r[:-3] for r in after]
                 if t == 'kselftest':    # v3: first NULL, 1 attempt, 0 failed
                     self.assertEqual({r[-3:] for r in after}, {(None, 1, 0)})
                     after = [r[:-3] for r in after]

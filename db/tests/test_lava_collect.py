@@ -95,6 +95,8 @@ class Collect(unittest.TestCase):
         self.assertEqual(row, ('soak', 'clean', 0, 40))
         series = db.execute('SELECT series_hash FROM kernels').fetchone()[0]
         self.assertEqual(series, 'aaaabbbbccccdddd')
+        # the dashboard names the lab run (runs.lab, from meta lava_job=)
+        self.assertEqual(db.execute('SELECT lab FROM runs').fetchone(), ('lava:17',))
         # The same job again: nothing new.
         _, again = lava_collect.collect(j, log, self.runs, self.db, job_id='17')
         self.assertIn('already stored', again)

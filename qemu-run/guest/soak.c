@@ -24,7 +24,17 @@
  *   fork   fork a child that touches some anon memory and exits
  *   sock   an AF_UNIX socketpair and a TCP connection on lo, sock_kb each way
  * What each job does is drawn from seed and its generation number only, so
- * every kernel runs the same workload.  hog_mb keeps that much anon memory
+ * every kernel runs the same workload.
+ *
+ * Fleet shape: with slices=N the jobs go round-robin into N slices under
+ * the parent (parent/slice-1 .. slice-N, as systemd puts services and
+ * users in slices), job g into slice 1 + (g - 1) % N.  mix= may give one
+ * list per slice, separated by '/': slice s runs list (s - 1) % lists, so
+ * "mix=log,read/anon,tmpfs,fork" with slices=2 gives a file-serving slice
+ * and a compute slice.  rate=R starts at most R generations per second
+ * (a machine whose jobs come at a pace, not as fast as it can), the rest
+ * of the time idle.  The snapshots read the parent, which holds the
+ * slices; the parent's dying count is the fleet's figure.  hog_mb keeps that much anon memory
  * touched in a cgroup outside the parent (memory pressure).
  *
  * Records go to out=/dev/ttyS2 (the host's samples.log) in the format of
@@ -71,7 +81,9 @@ static struct knob knobs[] = {
 	{ "seed", K_NUM, 1, NULL, "seed of the per-generation random choices" },
 	{ "gens", K_NUM, -1, NULL, "generations to run (default 2000, or no limit when secs is set)" },
 	{ "jobs", K_NUM, 2, NULL, "jobs alive at once (each its own cgroup)" },
-	{ "mix", K_STR, 0, "log,read,files,neg,anon,tmpfs,fork,sock", "job bodies, in this order" },
+	{ "mix", K_STR, 0, "log,read,files,neg,anon,tmpfs,fork,sock", "job bodies, in this order; '/' separates the lists of the slices" },
+	{ "slices", K_NUM, 1, NULL, "parent slices the jobs go into, round-robin (1: the jobs sit in the parent)" },
+	{ "rate", K_NUM, 0, NULL, "at most this many generations started per second (0: as fast as they go)" },
 	{ "hog_mb", K_NUM, 0, NULL, "MiB of anon memory kept touched outside the parent (pressure)" },
 	{ "secs", K_NUM, 0, NULL, "stop after this many seconds (0: no limit)" },
 	{ "sample_every", K_NUM, 100, NULL, "snapshot every N generations (0: off)" },
@@ -112,11 +124,37 @@ enum { B_LOG, B_READ, B_FILES, B_NEG, B_ANON, B_TMPFS, B_FORK, B_SOCK, NBODIES }
 static const char *const body_names[NBODIES] = {
 	"log", "read", "files", "neg", "anon", "tmpfs", "fork", "sock",
 };
-static int mix[NBODIES * 4], nmix;
+#define MAX_SLICES 16
+static int mix[MAX_SLICES][NBODIES * 4], nmix[MAX_SLICES], nmixes;
 
 static void parse_mix(void)
 {
-	nmix = knob_names("mix", body_names, NBODIES, mix, sizeof(mix) / sizeof(mix[0]));
+	char *s = strdup(STR("mix")), *list, *save = NULL;
+
+	for (list = strtok_r(s, "/", &save); list; list = strtok_r(NULL, "/", &save)) {
+		if (nmixes == MAX_SLICES) {
+			fprintf(stderr, "soak: mix: more than %d lists\n", MAX_SLICES);
+			exit(2);
+		}
+		nmix[nmixes] = parse_names("mix", list, body_names, NBODIES, mix[nmixes],
+					   sizeof(mix[0]) / sizeof(mix[0][0]));
+		nmixes++;
+	}
+	free(s);
+	if (!nmixes) {
+		fprintf(stderr, "soak: mix: no job bodies\n");
+		exit(2);
+	}
+	if (NUM("slices") < 1 || NUM("slices") > MAX_SLICES || NUM("rate") < 0) {
+		fprintf(stderr, "soak: slices must be 1..%d and rate >= 0\n", MAX_SLICES);
+		exit(2);
+	}
+}
+
+/* The slice of generation gen, 1-based; 0 when the jobs sit in the parent. */
+static long slice_of(long gen)
+{
+	return NUM("slices") > 1 ? 1 + (gen - 1) % NUM("slices") : 0;
 }
 
 /* xorshift64*: the per-generation stream is a function of seed and gen only. */
@@ -396,13 +434,15 @@ static int (*const bodies[NBODIES])(long) = {
 /* The job, in its own cgroup: every body of the mix, in order. */
 static int run_job(long gen)
 {
+	long sl = slice_of(gen);
+	int *m = mix[(sl ? sl - 1 : 0) % nmixes], n = nmix[(sl ? sl - 1 : 0) % nmixes];
 	int i, failed = 0;
 
 	rng_seed(gen);
-	for (i = 0; i < nmix; i++) {
+	for (i = 0; i < n; i++) {
 		errno = 0;
-		if (bodies[mix[i]](gen)) {
-			printf("soak: job %ld: %s failed (%s)\n", gen, body_names[mix[i]], strerror(errno));
+		if (bodies[m[i]](gen)) {
+			printf("soak: job %ld: %s failed (%s)\n", gen, body_names[m[i]], strerror(errno));
 			failed = 1;
 		}
 	}
@@ -713,6 +753,19 @@ static void setup(void)
 		exit(2);
 	}
 	write_str(p, "+pids");
+	for (i = 1; NUM("slices") > 1 && i <= (unsigned)NUM("slices"); i++) {
+		snprintf(p, sizeof(p), "%s/slice-%u", STR("parent"), i);
+		if (mkdir(p, 0755) && errno != EEXIST) {
+			fprintf(stderr, "soak: mkdir %s: %s\n", p, strerror(errno));
+			exit(2);
+		}
+		snprintf(p, sizeof(p), "%s/slice-%u/cgroup.subtree_control", STR("parent"), i);
+		if (write_str(p, "+memory") < 0) {
+			fprintf(stderr, "soak: cannot enable memory in %s\n", p);
+			exit(2);
+		}
+		write_str(p, "+pids");
+	}
 }
 
 /* ---- the main loop */
@@ -841,8 +894,15 @@ int main(int argc, char **argv)
 			done = s->gen;
 			after_reap(done);
 		}
+		/* rate: generation gen starts no earlier than (gen - 1) / rate s in */
+		if (NUM("rate") && (gen - 1) * 1000 / NUM("rate") > t)
+			sleep_ms((gen - 1) * 1000 / NUM("rate") - t);
 		s->gen = gen;
-		snprintf(s->cg, sizeof(s->cg), "%s/job-%ld", STR("parent"), gen);
+		if (slice_of(gen))
+			snprintf(s->cg, sizeof(s->cg), "%s/slice-%ld/job-%ld", STR("parent"),
+				 slice_of(gen), gen);
+		else
+			snprintf(s->cg, sizeof(s->cg), "%s/job-%ld", STR("parent"), gen);
 		if (mkdir(s->cg, 0755)) {
 			fprintf(stderr, "soak: mkdir %s: %s\n", s->cg, strerror(errno));
 			failed_cgroups++;

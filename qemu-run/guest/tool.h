@@ -127,9 +127,11 @@ static TOOL_UNUSED int knob_words(char *buf, size_t len)
  * @names (@n of them), at most @max into @out; returns how many.  An unknown
  * name or one too many exits 2, naming the knob and listing the names.
  */
-static TOOL_UNUSED int knob_names(const char *kname, const char *const *names, int n, int *out, int max)
+/* A comma-separated list of names (here a part of knob kname's value) into indices. */
+static TOOL_UNUSED int parse_names(const char *kname, const char *list, const char *const *names,
+				   int n, int *out, int max)
 {
-	char *s = strdup(STR(kname)), *tok, *save = NULL;
+	char *s = strdup(list), *tok, *save = NULL;
 	int i, count = 0;
 
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -148,6 +150,11 @@ static TOOL_UNUSED int knob_names(const char *kname, const char *const *names, i
 	}
 	free(s);
 	return count;
+}
+
+static TOOL_UNUSED int knob_names(const char *kname, const char *const *names, int n, int *out, int max)
+{
+	return parse_names(kname, STR(kname), names, n, out, max);
 }
 
 /* ---- time */

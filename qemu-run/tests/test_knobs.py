@@ -24,6 +24,9 @@ class Table(unittest.TestCase):
         for tool, words, why in (
                 ('soak', ['mix=nonsense'], '"nonsense" is not among'),
                 ('soak', ['mix=log,nonsense'], '"nonsense" is not among'),
+                ('soak', ['mix=log,read/anon,nonsense', 'slices=2'], '"nonsense" is not among'),
+                ('soak', ['mix=log/', 'slices=2'], 'is not among'),
+                ('soak', ['slices=two'], 'is a number'),
                 ('soak', ['bogus=1'], 'has no knob "bogus"'),
                 ('soak', ['gens=x'], 'is a number'),
                 ('soak', ['gens=0'], 'would run until its deadline'),
@@ -37,6 +40,9 @@ class Table(unittest.TestCase):
     def test_good_knobs(self):
         self.assertEqual(knobs.problems('soak', ['gens=300', 'sample_every=50', 'mix=log,tmpfs']), [])
         self.assertEqual(knobs.problems('soak', ['gens=0', 'secs=60']), [])
+        # fleet shape: a list of job bodies per slice, a pace
+        self.assertEqual(knobs.problems('soak', ['slices=3', 'mix=log,read/anon,tmpfs,fork/files,sock',
+                                                 'rate=50']), [])
         self.assertEqual(knobs.problems('bench', ['parts=fast', 'fast_reps=4', 'seed=2']), [])
 
 

@@ -72,7 +72,7 @@ class Report(unittest.TestCase):
         self.assertEqual(bad, [])
         self.assertEqual(sorted(p.imgs), sorted([
             'dying.png', 'cost.png', 'slabinfo-original.png', 'slabinfo-patched.png',
-            'memstat-original.png', 'memstat-patched.png', 'trend.png']))
+            'memstat-original.png', 'memstat-patched.png', 'trend-1.png']))
         self.check_files(out, p)
         self.assertNotIn('class="notice"', text)
         # The kselftest matrix: the LRU subtests fail on original, as expected.
@@ -147,7 +147,7 @@ class Report(unittest.TestCase):
         self.assertIn('No soak run of <b>patched</b> in the database yet', text)
         self.assertIn('No kselftest run in the database yet', text)
         self.assertEqual(sorted(p.imgs), ['cost.png', 'dying.png', 'memstat-original.png',
-                                          'slabinfo-original.png', 'trend.png'])
+                                          'slabinfo-original.png', 'trend-1.png'])
         self.check_files(out, p)
         with open(os.path.join(out, 'table.txt')) as f:
             lines = f.read().splitlines()
