@@ -3697,6 +3697,143 @@ cleanup:
 }
 
 /*
+ * Anon memory of C that went to swap, kept by a task that moved to K: the
+ * swap records name C's id, and must not keep C dying. The holder faults
+ * SWAP_SIZE of anon memory in C (small pages, a pattern per page) and
+ * moves to K; memory.reclaim of C pushes it to swap (zswap, in the guest
+ * of the harness). C must be released (check 1) with P's
+ * memory.swap.current still holding what C had in swap (check 2). Then
+ * the holder reads every page back, which must hold its pattern, and
+ * exits: P's memory.swap.current must be back to its baseline, but for
+ * the freed slots that a CPU's swap slot cache has not given back yet
+ * (up to SWAP_SLOTS_CACHE pages per CPU: their uncharge waits for the
+ * cache), and memory.current within the stock tolerance (check 3).
+ */
+#define SWAP_SIZE		MB(32)
+#define SWAP_SLOTS_CACHE	64	/* SWAP_SLOTS_CACHE_SIZE */
+
+static int fault_anon_pattern(void *arg)
+{
+	struct file_state *s = arg;
+	size_t off;
+
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		return EXIT_FAILURE;
+	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->map == MAP_FAILED)
+		return EXIT_FAILURE;
+	for (off = 0; off < s->size; off += page_size)
+		memset((char *)s->map + off, 'a' + off / page_size % 26, page_size);
+
+	return EXIT_SUCCESS;
+}
+
+/* In K: read every page back (a swapin each); the pages that differ. */
+static long query_pattern(void *arg)
+{
+	struct file_state *s = arg;
+	long bad = 0;
+	size_t off, i;
+
+	for (off = 0; off < s->size; off += page_size) {
+		const char *p = (const char *)s->map + off;
+		char want = 'a' + off / page_size % 26;
+
+		for (i = 0; i < (size_t)page_size && p[i] == want; i++)
+			;
+		bad += i < (size_t)page_size;
+	}
+
+	return bad;
+}
+
+static int test_reparent_swap(const char *root)
+{
+	struct file_state s = FILE_STATE(SWAP_SIZE);
+	long base_swap, child_swap, parent_swap, swap, bad, slots;
+	struct reparent_test t;
+	char amount[32];
+	double start;
+	int ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	base_swap = cg_read_long(t.parent, "memory.swap.current");
+	if (base_swap < 0) {
+		ksft_print_msg("%s: no memory.swap.current (CONFIG_SWAP, swapaccount)\n",
+			       t.name);
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	if (holder_start(&s.h, &t, fault_anon_pattern, query_pattern, &s))
+		goto cleanup;
+
+	/* memory.reclaim may reclaim less than asked, and say EAGAIN */
+	snprintf(amount, sizeof(amount), "%ld", (long)SWAP_SIZE);
+	cg_write(t.child, "memory.reclaim", amount);
+	child_swap = cg_read_long(t.child, "memory.swap.current");
+	if (child_swap < SWAP_SIZE / 2) {
+		report(&t, 0,
+		       "memory.swap.current of the child: expected >= %d KiB after memory.reclaim, saw %ld KiB (is swap on?)\n",
+		       SWAP_SIZE / 2 / 1024, kib(child_swap));
+		goto cleanup;
+	}
+	ksft_print_msg("%s: the child had %ld KiB in swap at rmdir\n", t.name,
+		       kib(child_swap));
+	if (rt_remove_child(&t, -1))
+		goto cleanup;
+
+	if (!check_released(&t, t.dying_base))
+		t.failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, its swap still in use\n",
+			       t.name, t.released_at - t.removed_at);
+	parent_swap = cg_read_long(t.parent, "memory.swap.current");
+	if (parent_swap < base_swap + child_swap - stat_tol()) {
+		report(&t, 2,
+		       "memory.swap.current of the parent: expected >= %ld KiB, saw %ld KiB\n",
+		       kib(base_swap + child_swap - stat_tol()), kib(parent_swap));
+		t.failed = true;
+	}
+
+	bad = holder_query(&s.h);
+	if (bad) {
+		report(&t, 3, "%ld of %ld pages read back wrong from swap (-1: the holder died)\n",
+		       bad, SWAP_SIZE / page_size);
+		goto cleanup;
+	}
+	holder_stop(&s.h);
+	slots = SWAP_SLOTS_CACHE * page_size * nr_cpus;
+	start = now();
+	do {
+		swap = cg_read_long(t.parent, "memory.swap.current");
+		if (swap >= base_swap && swap <= base_swap + slots)
+			break;
+		sleep_ms(STAT_POLL_MS);
+	} while (now() - start < UNCHARGE_TIMEOUT);
+	if (swap < base_swap || swap > base_swap + slots) {
+		report(&t, 3,
+		       "memory.swap.current of the parent: expected %ld..%ld KiB, saw %ld KiB %.1f s after the swap was freed\n",
+		       kib(base_swap), kib(base_swap + slots), kib(swap),
+		       now() - start);
+		t.failed = true;
+	} else {
+		ksft_print_msg("%s: %ld KiB of the parent's swap still in the swap slot caches\n",
+			       t.name, kib(swap - base_swap));
+	}
+	if (!check_uncharged(&t, NULL, 0, 0))
+		t.failed = true;
+	info_released_after_free(&t);
+
+cleanup:
+	file_free(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
  * Read this binary once, so that the page cache of its text is charged
  * here and not to the first child that happens to execute a given page.
  */
@@ -3760,6 +3897,7 @@ static struct memcg_reparent_test {
 	T(test_reparent_dirty_cgwb),
 	T(test_reparent_socket_open),
 	T(test_reparent_fsnotify),
+	T(test_reparent_swap),
 };
 
 #undef T
