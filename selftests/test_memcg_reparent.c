@@ -2958,22 +2958,36 @@ static long socket_query(void *arg)
 	return us;
 }
 
-static int socket_setup(struct reparent_test *t)
+/*
+ * Whether TCP over 127.0.0.1 works: KSFT_PASS; KSFT_SKIP without IPv4
+ * (CONFIG_INET); KSFT_FAIL, reported, when connecting fails otherwise.
+ */
+static int check_tcp(struct reparent_test *t)
 {
 	int fd[2];
-	char max[32];
 
-	if (tcp_pair(fd)) {
-		if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
-			ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
-				       t->name, strerror(errno));
-			return KSFT_SKIP;
-		}
-		report(t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
-		       strerror(errno));
-		return KSFT_FAIL;
+	if (!tcp_pair(fd)) {
+		close_pair(fd);
+		return KSFT_PASS;
 	}
-	close_pair(fd);
+	if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
+		ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
+			       t->name, strerror(errno));
+		return KSFT_SKIP;
+	}
+	report(t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
+	       strerror(errno));
+	return KSFT_FAIL;
+}
+
+static int socket_setup(struct reparent_test *t)
+{
+	char max[32];
+	int ret;
+
+	ret = check_tcp(t);
+	if (ret != KSFT_PASS)
+		return ret;
 
 	snprintf(max, sizeof(max), "%d", SOCKET_CG_MAX);
 	if (cg_write(t->child, "memory.max", max)) {
@@ -3154,24 +3168,15 @@ static int socket_release_round(const char *root)
 	struct reparent_test t;
 	double start, waited;
 	long dying;
-	int fd[2], ret;
+	int ret;
 
 	ret = rt_setup(&t, root, "test_reparent_socket_release");
 	t.priv = &s;
 	if (ret != KSFT_PASS)
 		goto cleanup;
-	if (tcp_pair(fd)) {
-		if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
-			ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
-				       t.name, strerror(errno));
-			ret = KSFT_SKIP;
-			goto cleanup;
-		}
-		report(&t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
-		       strerror(errno));
+	ret = check_tcp(&t);
+	if (ret != KSFT_PASS)
 		goto cleanup;
-	}
-	close_pair(fd);
 
 	if (holder_start(&s.f.h, &t, socket_release_charge,
 			 socket_release_query, &s) ||
@@ -3428,24 +3433,15 @@ static int test_reparent_socket_open(const char *root)
 	struct memcg_snap seen;
 	struct reparent_test t;
 	long drained;
-	int fd[2], ret;
+	int ret;
 
 	ret = rt_setup(&t, root, __func__);
 	t.priv = &s;
 	if (ret != KSFT_PASS)
 		goto cleanup;
-	if (tcp_pair(fd)) {
-		if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
-			ksft_print_msg("%s: no TCP over IPv4 (CONFIG_INET): %s\n",
-				       t.name, strerror(errno));
-			ret = KSFT_SKIP;
-			goto cleanup;
-		}
-		report(&t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
-		       strerror(errno));
+	ret = check_tcp(&t);
+	if (ret != KSFT_PASS)
 		goto cleanup;
-	}
-	close_pair(fd);
 
 	if (holder_start(&s.f.h, &t, socket_open_charge, socket_open_query,
 			 &s) ||
