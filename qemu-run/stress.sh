@@ -54,12 +54,13 @@ summary() {
 		why = ""
 		if (e["rc"] != 0) why = why sprintf(" (stress rc=%d, failures=%d: see the \"stress: FAIL\" lines)", e["rc"], e["failures"])
 		if (go != 0) why = why " (an OOM kill outside a memory cgroup)"
-		printf "%s: %s%s: %d s of stress%s, %d workers, seed %d, %s nodes: %d cgroups created, %d removed, %d tasks (%d kept past rmdir), %d sibling OOMs (%s), %d job OOM kills, %d compactions, %d drop_caches, %d memory.reclaim, %d migration calls (%d pages moved by move_pages, %d pgmigrate_success), %d MiB swapped out (peak %d MiB in use), %d THP faults; dying memory cgroups: %d at the end, %d after drop_caches, %d after all is deleted; parent left with %d KiB; %s; records: %s\n", \
+		printf "%s: %s%s: %d s of stress%s, %d workers, seed %d, %s nodes: %d cgroups created, %d removed, %d tasks (%d kept past rmdir), %d sibling OOMs (%s), %d job OOM kills, %d compactions, %d drop_caches, %d memory.reclaim, %d migration calls (%d pages moved by move_pages, %d pgmigrate_success), %d MiB swapped out (peak %d MiB in use), %d THP faults, %d MiB through %d TCP connections, %d inotify/fanotify events in %d groups, %d swap rounds (%d MiB swapped in); dying memory cgroups: %d at the end, %d after drop_caches, %d after all is deleted; parent left with %d KiB; %s; records: %s\n", \
 			label, status, why, e["t_ms"] / 1000, w, r["workers"], r["seed"], r["nodes"], \
 			e["cgroups_created"], e["removed"], e["tasks"], e["moved"], e["ooms"], oom, e["job_ooms"], \
 			e["compactions"], e["drops"], e["reclaims"], e["migrate_calls"], e["pages_moved"], \
 			e["vm_pgmigrate_success"], (e["vm_pswpout"] + e["vm_zswpout"]) * 4 / 1024, e["swap_peak_kb"] / 1024, \
-			e["vm_thp_fault_alloc"], e["dying_end"], e["dying_drop"], e["dying_root"], e["mem_end_kb"], report, f
+			e["vm_thp_fault_alloc"], e["sock_kb"] / 1024, e["sockets"], e["notify_events"], e["notify_groups"], \
+			e["swap_rounds"], (e["vm_pswpin"] + e["vm_zswpin"]) * 4 / 1024, e["dying_end"], e["dying_drop"], e["dying_root"], e["mem_end_kb"], report, f
 		exit ok ? 0 : 1
 	}' "$dir/samples.log"
 }

@@ -41,6 +41,15 @@
  *   migrate move_pages, mbind MPOL_MF_MOVE and migrate_pages between NUMA
  *           nodes (anon and file pages), content verified
  *   mlock   mlocked anon and file pages (unevictable), relocked now and then
+ *   sock    a TCP connection over lo, opened in the job, data pushed through
+ *           it and verified; a kept task goes on pushing after the rmdir
+ *           (socket memory charged past the removal of its cgroup)
+ *   inotify an inotify (or fanotify) group made in the job, watching a tmpfs
+ *           file the task writes; events read (group memory charged to the
+ *           job, then, once kept, past its removal)
+ *   swap    anon and memfd memory filled, paged out whole, swapped back in
+ *           and verified a moment later: the swap-in of a kept task finds
+ *           entries of a removed cgroup
  *
  * Records go to out=/dev/ttyS2 (qemu-run/RECORDS.md): "@@ run" once, "@@
  * progress" every progress_ms, "@@ end" with every counter.  Each operation
@@ -54,12 +63,18 @@
  * Exit status: 0; 1 when something failed; 2 on bad arguments or setup failure.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <linux/mempolicy.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -71,12 +86,13 @@ static struct knob knobs[] = {
 	{ "secs", K_NUM, 1800, NULL, "seconds of stress (cleanup and checks come after)" },
 	{ "workers", K_NUM, 3, NULL, "worker processes, each creating and removing cgroups" },
 	{ "tasks", K_NUM, 3, NULL, "tasks per job cgroup, at most (1..tasks)" },
-	{ "mix", K_STR, 0, "write,read,mmap,anon,shmem,thp,migrate,mlock", "task bodies to draw from" },
+	{ "mix", K_STR, 0, "write,read,mmap,anon,shmem,thp,migrate,mlock,sock,inotify,swap", "task bodies to draw from" },
 	{ "run_ms", K_NUM, 3000, NULL, "mean life of a job cgroup before its removal, ms" },
 	{ "keep", K_NUM, 2, NULL, "tasks each worker keeps alive in parent/keeper past rmdir" },
 	{ "keep_ms", K_NUM, 20000, NULL, "a kept task is killed at most this much later, ms" },
 	{ "high_mb", K_NUM, 24, NULL, "memory.high of a job cgroup, MiB" },
 	{ "max_mb", K_NUM, 64, NULL, "memory.max of a job cgroup, MiB" },
+	{ "job_swap_mb", K_NUM, 48, NULL, "memory.swap.max of a job cgroup, MiB (0: not set)" },
 	{ "anon_mb", K_NUM, 16, NULL, "anon memory of an anon task, MiB (up to 1.5x)" },
 	{ "file_mb", K_NUM, 8, NULL, "written to a data file per write round, MiB at most" },
 	{ "mmap_mb", K_NUM, 8, NULL, "size of a shared mapped file, MiB" },
@@ -84,6 +100,8 @@ static struct knob knobs[] = {
 	{ "thp_mb", K_NUM, 8, NULL, "THP-eligible anon memory of a thp task, MiB" },
 	{ "mig_mb", K_NUM, 4, NULL, "anon memory a migrate task moves between nodes, MiB" },
 	{ "mlock_mb", K_NUM, 2, NULL, "anon and file memory an mlock task locks, MiB each" },
+	{ "sock_kb", K_NUM, 512, NULL, "data a sock task pushes through its connection per round, KiB at most" },
+	{ "swap_mb", K_NUM, 8, NULL, "anon and memfd memory a swap task pages out and back in, MiB each" },
 	{ "files", K_NUM, 6, NULL, "data files per worker (mapped and tmpfs files: half as many)" },
 	{ "oom_ms", K_NUM, 10000, NULL, "an OOM kill in a sibling cgroup this often, ms (0: none)" },
 	{ "oom_mb", K_NUM, 16, NULL, "memory.max of the OOM sibling, MiB" },
@@ -122,7 +140,8 @@ static struct knob knobs[] = {
 
 #define COUNTERS(X) X(cgroups_created) X(removed) X(tasks) X(moved) X(ooms) X(oom_kills) \
 	X(job_ooms) X(compactions) X(drops) X(reclaims) X(migrate_calls) X(pages_moved) \
-	X(writebacks) X(collapses) X(failures)
+	X(writebacks) X(collapses) X(sock_kb) X(sockets) X(notify_events) X(notify_groups) \
+	X(swap_rounds) X(failures)
 #define ENUM(name) C_##name,
 #define NAME(name) #name,
 enum { COUNTERS(ENUM) NCOUNTERS };
@@ -186,9 +205,9 @@ static unsigned rnd(unsigned n)
 
 /* ---- the task bodies */
 
-enum { B_WRITE, B_READ, B_MMAP, B_ANON, B_SHMEM, B_THP, B_MIGRATE, B_MLOCK, NBODIES };
+enum { B_WRITE, B_READ, B_MMAP, B_ANON, B_SHMEM, B_THP, B_MIGRATE, B_MLOCK, B_SOCK, B_INOTIFY, B_SWAP, NBODIES };
 static const char *const body_names[NBODIES] = {
-	"write", "read", "mmap", "anon", "shmem", "thp", "migrate", "mlock",
+	"write", "read", "mmap", "anon", "shmem", "thp", "migrate", "mlock", "sock", "inotify", "swap",
 };
 static int mix[NBODIES * 4], nmix;
 
@@ -671,8 +690,225 @@ static int body_mlock(void)
 	return 0;
 }
 
+/* A TCP connection over lo: *tx connected to *rx, both non-blocking. */
+static void tcp_pair(int *tx, int *rx)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		TFAIL("a listening TCP socket on 127.0.0.1: %s", strerror(errno));
+	*tx = socket(AF_INET, SOCK_STREAM, 0);
+	if (*tx < 0 || connect(*tx, (struct sockaddr *)&a, sizeof(a)))
+		TFAIL("connecting to 127.0.0.1:%d: %s", ntohs(a.sin_port), strerror(errno));
+	*rx = accept(l, NULL, NULL);
+	if (*rx < 0)
+		TFAIL("accept on 127.0.0.1:%d: %s", ntohs(a.sin_port), strerror(errno));
+	close(l);
+	if (fcntl(*tx, F_SETFL, O_NONBLOCK) || fcntl(*rx, F_SETFL, O_NONBLOCK))
+		TFAIL("O_NONBLOCK on a TCP socket: %s", strerror(errno));
+	COUNT(sockets, 1);
+}
+
+static unsigned char stream_byte(uint64_t salt, long off)
+{
+	return (unsigned char)(salt >> ((off & 7) * 8)) ^ (unsigned char)(off >> 3);
+}
+
+/*
+ * Push len bytes of the stream (salt, from off) from tx to rx and check
+ * them on arrival.  Both ends are driven here, non-blocking, so neither
+ * waits for the other; poll when neither can move.
+ */
+static void tcp_push(int tx, int rx, uint64_t salt, long off, long len)
+{
+	static unsigned char out[16 << 10], in[16 << 10];
+	long sent = 0, got = 0, i;
+	ssize_t n;
+
+	while (got < len) {
+		int moved = 0;
+
+		if (sent < len) {
+			long k = len - sent < (long)sizeof(out) ? len - sent : (long)sizeof(out);
+
+			for (i = 0; i < k; i++)
+				out[i] = stream_byte(salt, off + sent + i);
+			n = send(tx, out, k, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n > 0) {
+				sent += n;
+				moved = 1;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				TFAIL("send on a TCP connection over lo: %s", strerror(errno));
+			}
+		}
+		n = recv(rx, in, sizeof(in), MSG_DONTWAIT);
+		if (n > 0) {
+			for (i = 0; i < n; i++)
+				if (in[i] != stream_byte(salt, off + got + i))
+					TFAIL("TCP data over lo corrupted at byte %ld of the stream", off + got + i);
+			got += n;
+			moved = 1;
+		} else if (n == 0) {
+			TFAIL("the TCP connection over lo was closed with %ld of %ld bytes to come", len - got, len);
+		} else if (errno != EAGAIN && errno != EINTR) {
+			TFAIL("recv on a TCP connection over lo: %s", strerror(errno));
+		}
+		if (!moved) {
+			struct pollfd p[2] = { { tx, sent < len ? POLLOUT : 0, 0 }, { rx, POLLIN, 0 } };
+
+			poll(p, 2, 100);
+		}
+	}
+	COUNT(sock_kb, len >> 10);
+}
+
+static int body_sock(void)
+{
+	long round, off = 0, len;
+	uint64_t salt = rnd64();
+	int tx = -1, rx = -1;
+
+	for (round = 0;; round++) {
+		/* A new connection now and then: charged to whichever cgroup the task is in. */
+		if (round % 32 == 0) {
+			if (tx >= 0) {
+				close(tx);
+				close(rx);
+			}
+			tcp_pair(&tx, &rx);
+			off = 0;
+		}
+		len = (1 + rnd(NUM("sock_kb") > 0 ? NUM("sock_kb") : 1)) << 10;
+		tcp_push(tx, rx, salt, off, len);
+		off += len;
+		pause_round();
+	}
+	return 0;
+}
+
+/* A notification group: fanotify now and then (when the kernel has it), inotify otherwise. */
+static int notify_group(const char *p, int *fan)
+{
+	int fd = -1;
+
+	*fan = 0;
+	if (rnd(3) == 0) {
+		fd = syscall(SYS_fanotify_init, FAN_CLASS_NOTIF | FAN_NONBLOCK, O_RDONLY);
+		if (fd >= 0 && syscall(SYS_fanotify_mark, fd, FAN_MARK_ADD, FAN_MODIFY | FAN_CLOSE_WRITE,
+				       AT_FDCWD, p))
+			TFAIL("fanotify_mark on %s: %s", p, strerror(errno));
+		if (fd < 0 && errno != ENOSYS && errno != EPERM)
+			TFAIL("fanotify_init: %s", strerror(errno));
+		*fan = fd >= 0;
+	}
+	if (fd < 0) {
+		fd = inotify_init1(IN_NONBLOCK);
+		if (fd < 0)
+			TFAIL("inotify_init1: %s", strerror(errno));
+		if (inotify_add_watch(fd, p, IN_MODIFY | IN_CLOSE_WRITE | IN_OPEN) < 0)
+			TFAIL("inotify_add_watch on %s: %s", p, strerror(errno));
+	}
+	COUNT(notify_groups, 1);
+	return fd;
+}
+
+/* Read what the group has queued; fanotify events carry a file to close. */
+static long notify_drain(int fd, int fan)
+{
+	static char buf[16 << 10];
+	long events = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		char *e = buf;
+
+		while (e < buf + n) {
+			if (fan) {
+				struct fanotify_event_metadata *m = (struct fanotify_event_metadata *)e;
+
+				if (m->fd >= 0)
+					close(m->fd);
+				e += m->event_len;
+			} else {
+				struct inotify_event *ie = (struct inotify_event *)e;
+
+				e += sizeof(*ie) + ie->len;
+			}
+			events++;
+		}
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		TFAIL("reading %s events: %s", fan ? "fanotify" : "inotify", strerror(errno));
+	return events;
+}
+
+static int body_inotify(void)
+{
+	long round, i, events;
+	char p[256];
+	int fd = -1, nfd, fan = 0, wfd;
+
+	/* A file of this task alone, on tmpfs: the group is what is charged. */
+	fpath(p, sizeof(p), "tmp", cur.worker, 1000 + cur.idx);
+	wfd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (wfd < 0)
+		TFAIL("open %s: %s", p, strerror(errno));
+	close(wfd);
+	for (round = 0;; round++) {
+		if (round % 32 == 0) {
+			nfd = notify_group(p, &fan);
+			if (fd >= 0)
+				close(fd);
+			fd = nfd;
+		}
+		for (i = 0; i < 1 + (long)rnd(32); i++) {
+			wfd = open(p, O_WRONLY | O_APPEND);
+			if (wfd < 0 || write(wfd, chunk, 64 + rnd(4096)) < 0)
+				TFAIL("appending to %s: %s", p, strerror(errno));
+			close(wfd);
+		}
+		events = notify_drain(fd, fan);
+		if (!events)
+			TFAIL("no %s event for %ld writes to %s", fan ? "fanotify" : "inotify", i, p);
+		COUNT(notify_events, events);
+		if (round % 8 == 7 && truncate(p, 0))
+			TFAIL("truncating %s: %s", p, strerror(errno));
+		pause_round();
+	}
+	return 0;
+}
+
+static int body_swap(void)
+{
+	long len = MB(NUM("swap_mb")), pages = len / PAGE, round;
+	uint64_t salt = rnd64(), ssalt = rnd64();
+	char *m = map_anon(len), *s;
+	int fd = memfd_create("stress-swap", 0);
+
+	if (fd < 0 || ftruncate(fd, len))
+		TFAIL("a memfd of %ld KiB: %s", len >> 10, strerror(errno));
+	s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED)
+		TFAIL("mmap of a memfd of %ld KiB: %s", len >> 10, strerror(errno));
+	for (round = 0;; round++) {
+		/* Swapped back in (from the previous round's page-out) and checked. */
+		verify_fill(m, pages, salt, round, "swapped anon");
+		verify_fill(s, pages, ssalt, round, "swapped shmem");
+		advise(m, len, MADV_PAGEOUT, "MADV_PAGEOUT");
+		advise(s, len, MADV_PAGEOUT, "MADV_PAGEOUT");
+		COUNT(swap_rounds, 1);
+		/* Long enough, at times, for the swap records of a removed cgroup to move. */
+		sleep_ms(100 + rnd(2500));
+	}
+	return 0;
+}
+
 static int (*const bodies[NBODIES])(void) = {
 	body_write, body_read, body_mmap, body_anon, body_shmem, body_thp, body_migrate, body_mlock,
+	body_sock, body_inotify, body_swap,
 };
 
 static int task_main(long arg)
@@ -817,6 +1053,8 @@ static int worker_main(long w)
 		COUNT(cgroups_created, 1);
 		cg_set(cg, "memory.high", "%ldM", NUM("high_mb"));
 		cg_set(cg, "memory.max", "%ldM", NUM("max_mb"));
+		if (NUM("job_swap_mb"))
+			cg_set(cg, "memory.swap.max", "%ldM", NUM("job_swap_mb"));
 		n = 1 + rnd(tasks);
 		for (i = 0; i < n; i++) {
 			cur.worker = w;
@@ -1549,6 +1787,10 @@ int main(int argc, char **argv)
 			nodes > 1 && in_mix(B_MIGRATE));
 		require("THP faults (thp_fault_alloc)", vm_delta(vm0, vm1, "thp_fault_alloc"), thp && in_mix(B_THP));
 		require("writeback (nr_written)", vm_delta(vm0, vm1, "nr_written"), in_mix(B_WRITE) || in_mix(B_MMAP));
+		require("data through TCP sockets", GET(sock_kb), in_mix(B_SOCK));
+		require("inotify and fanotify events", GET(notify_events), in_mix(B_INOTIFY));
+		require("swap-in (pswpin + zswpin)", vm_delta(vm0, vm1, "pswpin") + vm_delta(vm0, vm1, "zswpin"),
+			in_mix(B_SWAP));
 	}
 
 	rc = GET(failures) ? 1 : 0;
