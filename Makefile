@@ -12,14 +12,14 @@ FLEET ?= gens=1500 slices=3 mix=log,read,sock/anon,tmpfs,fork/files,neg,log rate
 
 .DEFAULT_GOAL := help
 run: deps ## the main job: both kernels, the same soak on each, the dashboard
-	@$(RUN)/main.sh
+	@$(RUN)/jobs/run.sh
 
 nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
-	@NIGHTLY=1 $(RUN)/main.sh
+	@NIGHTLY=1 $(RUN)/jobs/run.sh
 
 fleet: deps ## a fleet-shaped soak on both kernels (FLEET: parent slices, a job mix per slice, a rate), old soaks downsampled, the dashboard
-	@SOAK='$(FLEET)' $(RUN)/soak.sh original
-	@SOAK='$(FLEET)' $(RUN)/soak.sh patched
+	@SOAK='$(FLEET)' $(RUN)/jobs/soak.sh original
+	@SOAK='$(FLEET)' $(RUN)/jobs/soak.sh patched
 	@python3 db/downsample.py --budget $(or $(BUDGET),40) --older-than $(or $(OLDER_THAN),7)
 	@$(MAKE) -s report
 
@@ -27,7 +27,7 @@ db-downsample: ## keep at most BUDGET (40) snapshots of the soaks older than OLD
 	@python3 db/downsample.py --budget $(or $(BUDGET),40) --older-than $(or $(OLDER_THAN),7)
 
 nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (db/flaky.py)
-	@$(RUN)/flaky-nightly.sh
+	@$(RUN)/jobs/flaky-nightly.sh
 
 .PHONY: fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
@@ -41,38 +41,38 @@ deps: ## install the Debian packages everything needs (or say which)
 	@$(RUN)/deps.sh all
 
 kernels: deps ## build the original and patched kernels
-	@$(RUN)/kernel.sh original
-	@$(RUN)/kernel.sh patched
+	@$(RUN)/kernel/build.sh original
+	@$(RUN)/kernel/build.sh patched
 
 kernel: deps ## build one kernel: KERNEL=original|patched|debug
-	@$(RUN)/kernel.sh $(KERNEL)
+	@$(RUN)/kernel/build.sh $(KERNEL)
 
 guest: deps ## build the guest initramfs and the static cgroup kselftests
-	@$(RUN)/guest.sh
+	@$(RUN)/guest/image.sh
 
 kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the matrix
-	@$(RUN)/kselftest.sh $(KERNEL) "$(TESTS)"
+	@$(RUN)/jobs/kselftest.sh $(KERNEL) "$(TESTS)"
 
 repeat: deps ## run TESTS (default test_memcg_reparent) REPEAT=10 times in one boot of KERNEL, count outcomes
-	@REPEAT=$(or $(REPEAT),10) $(RUN)/kselftest.sh $(KERNEL) "$(or $(TESTS),test_memcg_reparent)"
+	@REPEAT=$(or $(REPEAT),10) $(RUN)/jobs/kselftest.sh $(KERNEL) "$(or $(TESTS),test_memcg_reparent)"
 
 soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
-	@$(RUN)/soak.sh $(KERNEL)
+	@$(RUN)/jobs/soak.sh $(KERNEL)
 
 series-check: deps ## every prefix of the series applies, passes checkpatch, builds and boots (slow; SERIES_KERNEL=debug)
-	@$(RUN)/series-check.sh
+	@$(RUN)/series/series-check.sh
 
 stress: deps ## the reliability run: KERNEL (default debug) under cgroup churn, reclaim, writeback, migration, swap and OOM for STRESS_SECS (1800)
-	@$(RUN)/stress.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),debug)
+	@$(RUN)/jobs/stress.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),debug)
 
 bench: deps ## original vs patched, side by side: offline cost vs page cache size, fast paths, churn (ROUNDS boots each)
-	@$(RUN)/bench.sh
+	@$(RUN)/jobs/bench.sh
 
 shell: deps ## boot KERNEL with a shell on the console (interactive)
-	@$(RUN)/kernel.sh $(KERNEL) && $(RUN)/guest.sh && $(RUN)/shell.sh $(KERNEL)
+	@$(RUN)/kernel/build.sh $(KERNEL) && $(RUN)/guest/image.sh && $(RUN)/boot/shell.sh $(KERNEL)
 
 selftests-patch: ## regenerate the selftests patch in patches/ from selftests/
-	@$(RUN)/selftests-sync.sh patch
+	@$(RUN)/series/selftests-sync.sh patch
 
 check: deps ## fast host-side checks, no kernel build
 	@$(RUN)/check.sh
@@ -90,10 +90,10 @@ report-check: report ## load the dashboard in headless Chromium: every plot and 
 	@python3 reports/tests/browser_check.py $(BUILD)/report/index.html --screenshot $(BUILD)/report/screenshot.png
 
 lava: deps kernels guest ## write the LAVA job definitions (build/lava/jobs: kselftest, soak, stress, bench x both kernels) and the guest disks, each job checked with lava-common's schema
-	@python3 $(RUN)/lava.py write
+	@python3 $(RUN)/lab/lava.py write
 
 lava-run: deps ## run one LAVA job here through lava-run (Debian's lava-dispatcher) and store it: LAVA_JOB (soak) KERNEL (patched)
-	@$(RUN)/lava-run.sh $(or $(LAVA_JOB),soak) $(KERNEL)
+	@$(RUN)/lab/lava-run.sh $(or $(LAVA_JOB),soak) $(KERNEL)
 
 lava-collect: ## store a finished LAVA job in the runs database: JOB=job.yaml LOG=the job's log
 	@python3 db/lava_collect.py --job "$(JOB)" --log "$(LOG)"
@@ -106,7 +106,7 @@ db-check: ## check the runs database (integrity, every run whole) and say what i
 	@python3 db/check.py
 
 test: deps check ## the full test: both kernels, kselftests and a short soak on each (CI runs this)
-	@$(RUN)/test.sh
+	@$(RUN)/jobs/test.sh
 
 clean: ## remove the runs and kernel builds (keeps the extracted trees)
 	rm -rf $(BUILD)/runs $(BUILD)/kernel $(BUILD)/guest

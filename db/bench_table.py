@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The side-by-side table of a benchmark batch (qemu-run/bench.sh).
+"""The side-by-side table of a benchmark batch (qemu-run/jobs/bench.sh).
 
 usage: db/bench_table.py [--batch NAME] [--markdown] [--db PATH]
 

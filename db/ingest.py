@@ -3,16 +3,16 @@
 
 usage: db/ingest.py RUN_DIR [RUN_DIR ...] [--db PATH] [--replace] [--batch NAME]
 
-RUN_DIR is a folder written by qemu-run/boot.sh (qemu-run/RECORDS.md):
+RUN_DIR is a folder written by qemu-run/boot/boot.sh (qemu-run/RECORDS.md):
 meta, results.log, samples.log, and summary when there is one.  Each run
 is stored in one transaction: a run is there whole or not at all, and a
 kill halfway leaves the database as it was.  A run is keyed by its folder
 name and start time, so storing it again does nothing (--replace stores it
 anew).  Snapshots of samples.log cut short or malformed are dropped and
 counted, never stored half.  Kselftest outcomes are judged against
-qemu-run/known-issues and qemu-run/expectations as qemu-run/tap.py does.
+qemu-run/verdict/known-issues and qemu-run/verdict/expectations as qemu-run/verdict/tap.py does.
 A bench run's "@@ result" records go to the bench table; a malformed one
-is dropped and counted.  --batch puts the runs in a batch (qemu-run/bench.sh
+is dropped and counted.  --batch puts the runs in a batch (qemu-run/jobs/bench.sh
 groups a benchmark's boots and churn soaks so), runs already stored too.
 
 The database: --db, else $RUNS_DB, else $BUILD/db/runs.sqlite.
@@ -27,7 +27,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run'))
+for _d in ('verdict', 'jobs', 'kernel'):
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run', _d))
 import records  # noqa: E402
 import store  # noqa: E402
 import insn_profile  # noqa: E402
@@ -134,7 +135,7 @@ def kernel_id(db, name, meta, boot):
 
 
 def store_kselftest(db, run_id, kernel, meta, lines, known, expect):
-    """The judged outcomes of a kselftest run, as qemu-run/tap.py judges
+    """The judged outcomes of a kselftest run, as qemu-run/verdict/tap.py judges
     them (tap.judge: the same plans, reruns, known issues and matrix)."""
     tests = records.kv_words(meta.get('args', '')).get('tests')
     tests = set(tests.split(',')) if tests else None
@@ -255,7 +256,7 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
     run_dir = os.path.abspath(run_dir.rstrip('/'))
     name = os.path.basename(os.path.realpath(run_dir))
     if not os.path.isfile(os.path.join(run_dir, 'meta')):
-        raise RunError(f'{run_dir} is not a run folder (no meta file from qemu-run/boot.sh)')
+        raise RunError(f'{run_dir} is not a run folder (no meta file from qemu-run/boot/boot.sh)')
     meta = records.read_meta(os.path.join(run_dir, 'meta'))
     for key in ('kernel', 'job', 'started'):
         if not meta.get(key):
@@ -398,9 +399,9 @@ def main(argv):
     ap.add_argument('run_dirs', nargs='+', metavar='RUN_DIR')
     ap.add_argument('--db', help='the database file (created when missing)')
     ap.add_argument('--replace', action='store_true', help='store a run again if it is there already')
-    ap.add_argument('--batch', help='put the runs in this batch (qemu-run/bench.sh), stored ones too')
-    ap.add_argument('--known', default=os.path.join(store.TOP, 'qemu-run', 'known-issues'))
-    ap.add_argument('--expect', default=os.path.join(store.TOP, 'qemu-run', 'expectations'))
+    ap.add_argument('--batch', help='put the runs in this batch (qemu-run/jobs/bench.sh), stored ones too')
+    ap.add_argument('--known', default=os.path.join(store.TOP, 'qemu-run', 'verdict', 'known-issues'))
+    ap.add_argument('--expect', default=os.path.join(store.TOP, 'qemu-run', 'verdict', 'expectations'))
     args = ap.parse_args(argv)
     path = args.db or store.default_path()
     db = store.connect(path)

@@ -9,14 +9,14 @@ records there, each line prefixed by its channel ("R| " results, "S| "
 samples; guest/lava-demux.awk), beside dmesg, its own messages and the
 "L| case" lines LAVA turns into test cases.
 
---job and --log: JOB.yaml is the job definition qemu-run/lava.py wrote (its
+--job and --log: JOB.yaml is the job definition qemu-run/lab/lava.py wrote (its
 metadata holds the harness's meta: kernel, job, args, image and series
 keys, memory, vCPUs, clock, command line); LOG.yaml is the job's log as
 LAVA keeps it (JSON lines of {dt, lvl, msg}, as lava-run prints it, or a
 lava-server's YAML list of the same), whose lvl "target" and "feedback"
 lines are the console.  The collector makes a run folder as boot.sh leaves one (meta,
 console.log, results.log, samples.log), judges the console with the same
-classifier (qemu-run/console.py), and stores it with db/ingest.py: one
+classifier (qemu-run/boot/console.py), and stores it with db/ingest.py: one
 transaction, and the folder is named from the LAVA job id and the log's
 first timestamp, so collecting the same job again stores nothing new.
 
@@ -153,7 +153,7 @@ def console_of(log):
                     job_id = m2.group(1)
     if not lines:
         raise CollectError('the job log has no console lines (lvl "target"): the guest never booted, '
-                           'or this is not the log of a job of qemu-run/lava.py')
+                           'or this is not the log of a job of qemu-run/lab/lava.py')
     return lines, first, last, job_id, result
 
 
@@ -175,14 +175,14 @@ def write_summary(run_dir, meta):
     kind = meta['job']
     if kind == 'kselftest':
         words = dict(w.split('=', 1) for w in meta.get('args', '').split() if '=' in w)
-        cmd = [sys.executable, os.path.join(q, 'tap.py'), '--kernel', meta['kernel'],
-               '--known', os.path.join(q, 'known-issues'), '--expect', os.path.join(q, 'expectations'),
-               '--plans', os.path.join(q, 'plans')] + (['--tests', words['tests']] if 'tests' in words else []) \
+        cmd = [sys.executable, os.path.join(q, 'verdict', 'tap.py'), '--kernel', meta['kernel'],
+               '--known', os.path.join(q, 'verdict', 'known-issues'), '--expect', os.path.join(q, 'verdict', 'expectations'),
+               '--plans', os.path.join(q, 'verdict', 'plans')] + (['--tests', words['tests']] if 'tests' in words else []) \
             + [os.path.join(run_dir, 'results.log')]
     elif kind == 'soak':
-        cmd = ['bash', os.path.join(q, 'soak.sh'), '--summary', os.path.join(run_dir, 'samples.log')]
+        cmd = ['bash', os.path.join(q, 'jobs', 'soak.sh'), '--summary', os.path.join(run_dir, 'samples.log')]
     elif kind == 'stress':
-        cmd = ['bash', os.path.join(q, 'stress.sh'), '--summary', run_dir]
+        cmd = ['bash', os.path.join(q, 'jobs', 'stress.sh'), '--summary', run_dir]
     else:
         return
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -197,11 +197,11 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
     (run folder, ingest's line)."""
     job = load_yaml(job_path, 'job definition')
     if not isinstance(job, dict) or not isinstance(job.get('metadata'), dict):
-        raise CollectError(f'{job_path} has no metadata: not a job of qemu-run/lava.py')
+        raise CollectError(f'{job_path} has no metadata: not a job of qemu-run/lab/lava.py')
     meta_in = {k[len('harness.'):]: str(v) for k, v in job['metadata'].items() if k.startswith('harness.')}
     for need in ('kernel', 'job', 'image_key'):
         if need not in meta_in:
-            raise CollectError(f'{job_path}: metadata harness.{need} is missing: not a job of qemu-run/lava.py')
+            raise CollectError(f'{job_path}: metadata harness.{need} is missing: not a job of qemu-run/lab/lava.py')
     lines, first, last, found_id, lava_result = console_of(load_log(log_path))
     started = iso(first) if first else None
     if not started:
@@ -226,7 +226,7 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
     meta['lava_job'] = str(job_id)
     if lava_result:
         meta['lava_result'] = lava_result
-    r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'console.py'),
+    r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'boot', 'console.py'),
                         os.path.join(run_dir, 'console.log'), os.path.join(run_dir, 'results.log')],
                        capture_output=True, text=True)
     meta['verdict'] = 'clean' if r.returncode == 0 else 'bad'
@@ -238,8 +238,8 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
     db = store.connect(db_path)
     try:
         line = ingest.ingest(db, run_dir, db_path=db_path or store.default_path(),
-                             known=os.path.join(TOP, 'qemu-run', 'known-issues'),
-                             expect=os.path.join(TOP, 'qemu-run', 'expectations'))
+                             known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'),
+                             expect=os.path.join(TOP, 'qemu-run', 'verdict', 'expectations'))
     except ingest.RunError as e:
         raise CollectError(f'{run_dir} not stored: {e}')
     finally:
@@ -249,7 +249,7 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--job', help="the job definition (qemu-run/lava.py's YAML)")
+    ap.add_argument('--job', help="the job definition (qemu-run/lab/lava.py's YAML)")
     ap.add_argument('--log', help="the job's log (LAVA's YAML list of {dt, lvl, msg})")
     ap.add_argument('--job-id', help='the LAVA job id (default: found in the log, else "local")')
     ap.add_argument('--db', help='the runs database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')

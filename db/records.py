@@ -61,7 +61,7 @@ class Samples:
     snapshot without its "@@ endsample" (cut by the end of the file or by
     another record), with another line count, with a data line that is not
     "source key integer", or with a source and key twice is dropped
-    (counted in .dropped, reasons in .problems), as qemu-run/soak.sh
+    (counted in .dropped, reasons in .problems), as qemu-run/jobs/soak.sh
     counts them.  After the walk: .run (the "@@ run" knobs), .end (the "@@
     end" record), .lines (lines read)."""
 
@@ -105,7 +105,7 @@ class Samples:
             line = line.rstrip('\r\n')
             if cur is not None and not line.startswith(('@@ sample ', '@@ endsample')):
                 # A snapshot is written at once: any other record inside it
-                # means it was cut short (qemu-run/soak.sh counts it so too).
+                # means it was cut short (qemu-run/jobs/soak.sh counts it so too).
                 self._drop(cur[0], f'cut short by "{line[:20]}" at line {n}')
                 cur = None
             if line.startswith('@@ sample '):

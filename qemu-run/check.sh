@@ -10,22 +10,22 @@ set -euo pipefail
 cd "$TOP"
 
 fail=0
-for s in qemu-run/*.sh qemu-run/guest/init .ci/run; do
+for s in qemu-run/*.sh qemu-run/*/*.sh qemu-run/guest/init .ci/run; do
 	bash -n "$s" || { echo "syntax error: $s"; fail=1; }
 done
 command -v shellcheck >/dev/null || die "shellcheck is missing: run make deps"
-shellcheck -x -S warning qemu-run/*.sh qemu-run/guest/init .ci/run || fail=1
+shellcheck -x -S warning qemu-run/*.sh qemu-run/*/*.sh qemu-run/guest/init .ci/run || fail=1
 for t in qemu-run/tests db/tests reports/tests; do
 	python3 -m unittest discover -s "$t" -p 'test_*.py' -q 2>&1 | tail -4
 	[ "${PIPESTATUS[0]}" = 0 ] || fail=1
 done
 python3 -c "
-import sys; sys.path.insert(0, 'qemu-run')
+import sys; sys.path.insert(0, 'qemu-run/verdict')
 import tap
-tap.read_expect('qemu-run/expectations'); tap.read_known('qemu-run/known-issues')
+tap.read_expect('qemu-run/verdict/expectations'); tap.read_known('qemu-run/verdict/known-issues')
 " || fail=1
 if [ -f selftests/COMMIT_MSG ]; then
-	qemu-run/selftests-sync.sh check || fail=1
+	qemu-run/series/selftests-sync.sh check || fail=1
 fi
 [ $fail = 0 ] || die "make check failed"
 say "make check passed"

@@ -18,7 +18,7 @@ python3:python3 git:git file:file xz-utils:xz shellcheck:shellcheck
 rsync:rsync python3-ply:/usr/lib/python3/dist-packages/ply
 python3-git:/usr/lib/python3/dist-packages/git"
 # python3-jsonschema: the KCIDB export's schema check (reports/kcidb.py);
-# lava-common and python3-yaml: the LAVA jobs' schema (qemu-run/lava.py)
+# lava-common and python3-yaml: the LAVA jobs' schema (qemu-run/lab/lava.py)
 REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot
 python3-jsonschema:/usr/lib/python3/dist-packages/jsonschema
 lava-common:/usr/lib/python3/dist-packages/lava_common

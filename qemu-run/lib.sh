@@ -36,8 +36,8 @@ sha() { sha256sum | cut -c1-16; }
 # Fragments each kernel is built from, in order.
 fragments_of() {
 	case "$1" in
-	original|patched) echo "$TOP/qemu-run/config/base.config" ;;
-	debug) echo "$TOP/qemu-run/config/base.config $TOP/qemu-run/config/debug.config" ;;
+	original|patched) echo "$TOP/qemu-run/kernel/config/base.config" ;;
+	debug) echo "$TOP/qemu-run/kernel/config/base.config $TOP/qemu-run/kernel/config/debug.config" ;;
 	esac
 }
 

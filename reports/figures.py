@@ -15,7 +15,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, 'db'))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
 import bench_table  # noqa: E402
 import flaky  # noqa: E402
 import metrics  # noqa: E402
@@ -126,7 +126,7 @@ def block_metrics(db):
     figs = metrics.figures(db)
     if not figs:
         return ['No `# METRIC` figure in this database: `APPEND=MEMCG_REPARENT_ONLY=test_reparent_socket_limit '
-                'REPEAT=8 NOBUILD=1 qemu-run/kselftest.sh KERNEL test_memcg_reparent` stores eight.']
+                'REPEAT=8 NOBUILD=1 qemu-run/jobs/kselftest.sh KERNEL test_memcg_reparent` stores eight.']
     order = patched_by_age(db)
     labels = set()
     rows = []

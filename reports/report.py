@@ -25,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, 'db'))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
 import flaky  # noqa: E402
 import store  # noqa: E402
 from kernels import KERNELS, KSELFTESTS  # noqa: E402
@@ -514,8 +514,8 @@ def section_kselftest(page, st):
             cls = outcome + (' surprise' if surprise else '')
             tds.append(f'<td class="{cls}" title="{esc(title)}">{esc(outcome)}{mark}</td>')
         page.add(f'<tr><td>{esc(test)}</td><td>{esc(sub)}</td>{"".join(tds)}</tr>')
-    page.add('</table><p class="caption">Outcomes after qemu-run/known-issues; (!) marks a surprise against '
-             'qemu-run/expectations (hover a cell for the expected outcome and the reason).</p>')
+    page.add('</table><p class="caption">Outcomes after qemu-run/verdict/known-issues; (!) marks a surprise against '
+             'qemu-run/verdict/expectations (hover a cell for the expected outcome and the reason).</p>')
 
 
 def section_flaky(page, st):

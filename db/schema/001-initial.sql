@@ -5,7 +5,7 @@
 -- PRAGMA user_version to 1.  Never edit a released migration: add 002-*.sql.
 
 -- One row per kernel image that ran: a name from qemu-run/lib.sh and the
--- build key qemu-run/kernel.sh gave the image (fragments + source diff).
+-- build key qemu-run/kernel/build.sh gave the image (fragments + source diff).
 CREATE TABLE kernels (
 	id           INTEGER PRIMARY KEY,
 	name         TEXT NOT NULL,      -- original | patched | debug
@@ -54,8 +54,8 @@ CREATE TABLE params (
 	PRIMARY KEY (run_id, key)
 ) WITHOUT ROWID;
 
--- Kselftest outcomes after qemu-run/known-issues, compared with
--- qemu-run/expectations as qemu-run/tap.py does.  outcome 'miss': listed in
+-- Kselftest outcomes after qemu-run/verdict/known-issues, compared with
+-- qemu-run/verdict/expectations as qemu-run/verdict/tap.py does.  outcome 'miss': listed in
 -- the matrix, did not run.
 CREATE TABLE kselftest (
 	run_id   INTEGER NOT NULL REFERENCES runs(id),

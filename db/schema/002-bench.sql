@@ -1,4 +1,4 @@
--- Schema version 2: benchmark runs (qemu-run/bench.sh, guest/bench.c) and
+-- Schema version 2: benchmark runs (qemu-run/jobs/bench.sh, guest/bench.c) and
 -- the reliability runs (stress) join kselftest and soak; bench results go
 -- to a long table of their own.
 --

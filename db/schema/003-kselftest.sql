@@ -1,4 +1,4 @@
--- Reruns of flaky subtests (qemu-run/known-issues, guest init's
+-- Reruns of flaky subtests (qemu-run/verdict/known-issues, guest init's
 -- "@@ begin T attempt=N"): what the first attempt gave, and how many
 -- attempts there were and failed.  outcome stays the judged one (a flaky
 -- subtest that passed on a rerun is 'pass'; a known-issue failure is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Make fake run folders, as qemu-run/boot.sh leaves them, without booting.
+"""Make fake run folders, as qemu-run/boot/boot.sh leaves them, without booting.
 
 usage: db/tests/fake_run.py DIR --kernel original|patched [--job soak|kselftest]
        [--gens N] [--sample-every N] [--seed N] [--started ISO] [--cpus N]
@@ -329,7 +329,7 @@ def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='2
 
 
 def expectations_text():
-    """An expectations file (qemu-run/expectations format) matching kselftest_run()."""
+    """An expectations file (qemu-run/verdict/expectations format) matching kselftest_run()."""
     return ''.join(f'test_memcg_reparent:{s}  fail pass pass\n' for s in sorted(LRU_SUBTESTS))
 
 
@@ -343,7 +343,7 @@ def fill_db(db_path, work, kernels=('original', 'patched'), nights=3, gens=1000,
     import store
     db = store.connect(db_path)
     top = store.TOP
-    known = os.path.join(top, 'qemu-run', 'known-issues')
+    known = os.path.join(top, 'qemu-run', 'verdict', 'known-issues')
     os.makedirs(work, exist_ok=True)
     if expect is None:
         expect = os.path.join(work, 'expectations')

@@ -234,9 +234,9 @@ class Stress(Base):
 
 
 class AgreesWithSoakScan(Base):
-    """qemu-run/soak.sh reads samples.log on the host too (its summary line):
+    """qemu-run/jobs/soak.sh reads samples.log on the host too (its summary line):
     both must count the same complete and dropped snapshots."""
-    SOAK_SH = os.path.join(TOP, 'qemu-run', 'soak.sh')
+    SOAK_SH = os.path.join(TOP, 'qemu-run', 'jobs', 'soak.sh')
 
     def test_same_counts(self):
         d = os.path.join(self.tmp, 'o')
@@ -273,7 +273,7 @@ class Kselftest(Base):
         fake_run.write_meta(d, 'original', 'kselftest', 'tests=test_core,test_kmem,test_memcontrol,test_zswap',
                             '2026-12-03T09:44:04Z', 23)
         self.ingest(d)
-        tap_py = os.path.join(TOP, 'qemu-run', 'tap.py')
+        tap_py = os.path.join(TOP, 'qemu-run', 'verdict', 'tap.py')
         out = subprocess.run([sys.executable, tap_py, '--kernel', 'original', '--known', self.known,
                               '--expect', self.expect, '--tests', 'test_core,test_kmem,test_memcontrol,test_zswap',
                               os.path.join(d, 'results.log')], capture_output=True, text=True).stdout

@@ -10,7 +10,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'db'))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
 import lava_collect  # noqa: E402
 import store  # noqa: E402
 

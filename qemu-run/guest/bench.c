@@ -2,7 +2,7 @@
 /*
  * bench: what reparenting at offline costs, and what the memcg fast paths
  * cost, on the kernel it runs on.  Runs in the guest as the "bench" job;
- * qemu-run/bench.sh boots original and patched in turn with the same knobs
+ * qemu-run/jobs/bench.sh boots original and patched in turn with the same knobs
  * and compares them.
  *
  *   bench [key=value ...]        bench help   lists the knobs and defaults

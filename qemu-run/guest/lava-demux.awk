@@ -4,7 +4,7 @@
 # (samples of soak, stress and bench), and the collector (db/lava_collect.py)
 # splits them back into results.log and samples.log.  Each TAP result and
 # the tools' end records also become "L| case ID RESULT [VALUE]" lines,
-# which the monitor action of the LAVA job (qemu-run/lava.py) turns into
+# which the monitor action of the LAVA job (qemu-run/lab/lava.py) turns into
 # test cases: a LAVA view only; the verdicts are the harness's, from the
 # records.
 #   awk -v ch=R|S -f lava-demux.awk <fifo >/dev/ttyS0

@@ -3,7 +3,7 @@
  * stress: the reliability run.  Memory cgroups are created and removed
  * while the memory charged to them is under reclaim, writeback, mmap,
  * migration and compaction, with the whole guest in swap and OOM kills in
- * a sibling.  Runs in the guest as the "stress" job (qemu-run/stress.sh);
+ * a sibling.  Runs in the guest as the "stress" job (qemu-run/jobs/stress.sh);
  * the kernel (the debug one: lockdep, KASAN, DEBUG_VM, panic_on_warn) must
  * stay silent.
  *

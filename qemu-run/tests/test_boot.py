@@ -8,7 +8,7 @@ import tempfile
 import time
 import unittest
 
-BOOT = os.path.join(os.path.dirname(__file__), '..', 'boot.sh')
+BOOT = os.path.join(os.path.dirname(__file__), '..', 'boot', 'boot.sh')
 
 FAKE_QEMU = """#!/bin/bash
 echo $$ >"$FAKE_PIDFILE"

@@ -4,8 +4,8 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-AWK = os.path.join(HERE, '..', 'checkpatch-accept.awk')
-LIST = os.path.join(HERE, '..', 'checkpatch-accepted')
+AWK = os.path.join(HERE, '..', 'series', 'checkpatch-accept.awk')
+LIST = os.path.join(HERE, '..', 'series', 'checkpatch-accepted')
 
 ENOSYS = """\
 WARNING: ENOSYS means 'invalid syscall nr' and nothing else

@@ -1,13 +1,13 @@
 """The console classifier against real guest logs (tests/fixtures).
 
-Fixtures were captured with qemu-run/capture-fixtures.sh: real consoles of
+Fixtures were captured with qemu-run/tests/capture-fixtures.sh: real consoles of
 the stock and debug kernels, booted into trouble on purpose.
 """
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'boot'))
 import console  # noqa: E402
 
 FIX = os.path.join(os.path.dirname(__file__), 'fixtures')
@@ -101,7 +101,7 @@ class Oom(unittest.TestCase):
     """OOM-killer output is the kernel doing its job, not a report.
 
     console-stress-oom.log is an excerpt of a real console of the debug
-    kernel under qemu-run/stress.sh: the sibling cgroup's OOM kill, with
+    kernel under qemu-run/jobs/stress.sh: the sibling cgroup's OOM kill, with
     memory.oom.group killing its second task.  The synthetic lines are the other messages
     of mm/oom_kill.c and mm/memcontrol.c in the kernel's words: the
     pr_info() ones the guest's loglevel=6 hides, and a global OOM kill.

@@ -1,4 +1,4 @@
-"""qemu-run/insn_profile.py and the TCG plugin: block counts are summed per
+"""qemu-run/jobs/insn_profile.py and the TCG plugin: block counts are summed per
 function by System.map, diffs with several runs list only functions whose
 ranges are apart, and the plugin compiles against the API it declares."""
 import io
@@ -12,7 +12,7 @@ from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'jobs'))
 import insn_profile  # noqa: E402
 
 MAP = """ffffffff81000000 T _stext
@@ -95,7 +95,7 @@ class Profile(unittest.TestCase):
         self.assertIsNotNone(cc, 'a C compiler (gcc, make deps)')
         out = os.path.join(self.tmp, 'p.so')
         r = subprocess.run([cc, '-O2', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-o', out,
-                            os.path.join(TOP, 'qemu-run', 'plugin', 'insn_by_tb.c')], capture_output=True, text=True)
+                            os.path.join(TOP, 'qemu-run', 'boot', 'plugin', 'insn_by_tb.c')], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         syms = subprocess.run(['nm', '-D', '--defined-only', out], capture_output=True, text=True).stdout
         self.assertIn('qemu_plugin_install', syms)

@@ -5,7 +5,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'kernel'))
 import kconfig_check  # noqa: E402
 
 
@@ -38,7 +38,7 @@ class KconfigCheck(unittest.TestCase):
         self.assertEqual(self.run_check('CONFIG_SLUB=y\n', '# CONFIG_SLUB_TINY is not set\n'), 0)
 
     def test_real_fragments_parse(self):
-        top = os.path.join(os.path.dirname(__file__), '..', 'config')
+        top = os.path.join(os.path.dirname(__file__), '..', 'kernel', 'config')
         for name in ('base.config', 'debug.config'):
             with open(os.path.join(top, name)) as f:
                 opts = kconfig_check.parse(f)

@@ -1,5 +1,5 @@
 """Knobs that cannot work are refused on the host, before a boot
-(qemu-run/knobs.py, and boot.sh's MEM and SMP)."""
+(qemu-run/guest/knobs.py, and boot.sh's MEM and SMP)."""
 import os
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, '..'))
+sys.path.insert(0, os.path.join(HERE, '..', 'guest'))
 import knobs  # noqa: E402
 
 
@@ -57,17 +57,17 @@ class NothingBoots(unittest.TestCase):
         return r
 
     def test_soak_mix_nonsense(self):
-        r = self.run_script([os.path.join(HERE, '..', 'soak.sh'), 'original'], MIX='nonsense')
+        r = self.run_script([os.path.join(HERE, '..', 'jobs', 'soak.sh'), 'original'], MIX='nonsense')
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('"nonsense" is not among', r.stderr)
         self.assertIn('nothing was booted', r.stderr)
 
     def test_soak_gens_0(self):
-        r = self.run_script([os.path.join(HERE, '..', 'soak.sh'), 'original'], GENS='0')
+        r = self.run_script([os.path.join(HERE, '..', 'jobs', 'soak.sh'), 'original'], GENS='0')
         self.assertIn('would run until its deadline', r.stderr)
 
     def test_boot_mem_16(self):
-        r = self.run_script([os.path.join(HERE, '..', 'boot.sh'), 'original', 'kselftest'], MEM='16')
+        r = self.run_script([os.path.join(HERE, '..', 'boot', 'boot.sh'), 'original', 'kselftest'], MEM='16')
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('MEM=16: the guest needs', r.stderr)
 
@@ -78,7 +78,7 @@ if __name__ == '__main__':
 
 class MissingImage(unittest.TestCase):
     def test_advice_names_the_right_fix(self):
-        boot = os.path.join(HERE, '..', 'boot.sh')
+        boot = os.path.join(HERE, '..', 'boot', 'boot.sh')
         with tempfile.TemporaryDirectory() as build:
             r = subprocess.run(['bash', boot, 'patched', 'kselftest'], capture_output=True, text=True,
                                env=dict(os.environ, BUILD=build))
@@ -88,7 +88,7 @@ class MissingImage(unittest.TestCase):
             open(img, 'w').close()
             r = subprocess.run(['bash', boot, 'patched', 'kselftest'], capture_output=True, text=True,
                                env=dict(os.environ, BUILD=build, KERNEL_IMAGE=img))
-            self.assertIn('was not built by qemu-run/kernel.sh', r.stderr)
+            self.assertIn('was not built by qemu-run/kernel/build.sh', r.stderr)
             r = subprocess.run(['bash', boot, 'patched', 'kselftest'], capture_output=True, text=True,
                                env=dict(os.environ, BUILD=build, KERNEL_IMAGE=img + '.gone'))
             self.assertIn('does not exist', r.stderr)

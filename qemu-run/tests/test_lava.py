@@ -1,4 +1,4 @@
-"""qemu-run/lava.py: every job it writes passes lava-common's own job
+"""qemu-run/lab/lava.py: every job it writes passes lava-common's own job
 schema, boots the command line boot.sh would with rr.lava=1, and its
 monitor pattern finds every test case in a console captured from a guest
 booted as a lab boots it (boot.sh LAVA=1); the guest's demultiplexer
@@ -14,7 +14,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'lab'))
 import lava  # noqa: E402
 
 FIX = os.path.join(HERE, 'fixtures')
@@ -25,7 +25,7 @@ class Jobs(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix='lava-test-')
-        r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'lava.py'), 'write', '--no-disks',
+        r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'lab', 'lava.py'), 'write', '--no-disks',
                             '--out', cls.tmp], capture_output=True, text=True,
                            env=dict(os.environ, STRESS_SECS='600'))
         assert r.returncode == 0, r.stderr
@@ -42,7 +42,7 @@ class Jobs(unittest.TestCase):
 
     def test_every_job_on_every_kernel_is_valid(self):
         self.assertEqual(self.written, sorted(f'{j}-{k}.yaml' for j in lava.JOBS for k in ('original', 'patched')))
-        r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'lava.py'), 'check',
+        r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'lab', 'lava.py'), 'check',
                             *[os.path.join(self.tmp, n) for n in self.written]], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(r.stdout.count('valid (lava-common job schema)'), 8)

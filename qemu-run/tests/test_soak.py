@@ -1,7 +1,7 @@
 """The soak's records (samples.log) and soak.sh's reading of them.
 
 samples-original-soak.log is a real samples.log: the original kernel,
-`qemu-run/soak.sh original gens=20 sample_every=10`.  The format tests hold
+`qemu-run/jobs/soak.sh original gens=20 sample_every=10`.  The format tests hold
 it to qemu-run/RECORDS.md; the summary tests cut it the ways a crash or the
 deadline cuts it.
 
@@ -17,7 +17,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOAK_SH = os.path.join(HERE, '..', 'soak.sh')
+SOAK_SH = os.path.join(HERE, '..', 'jobs', 'soak.sh')
 FIXTURE = os.path.join(HERE, 'fixtures', 'samples-original-soak.log')
 SOURCES = {'cgroup.stat', 'memory.current', 'memory.stat', 'meminfo', 'vmstat',
            'slabinfo', 'cgroups'}

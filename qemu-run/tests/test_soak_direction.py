@@ -41,14 +41,14 @@ class TestKnobs(unittest.TestCase):
     """test.sh refuses a shorter soak and clears make soak's variables."""
 
     def test_short_soak_refused(self):
-        sh = os.path.join(os.path.dirname(__file__), '..', 'test.sh')
+        sh = os.path.join(os.path.dirname(__file__), '..', 'jobs', 'test.sh')
         r = subprocess.run(['bash', sh], capture_output=True, text=True,
                            env=dict(os.environ, TEST_SOAK_GENS='10', BUILD='/nonexistent'))
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('would weaken the test', r.stderr)
 
     def test_soak_variables_are_cleared(self):
-        with open(os.path.join(os.path.dirname(__file__), '..', 'test.sh')) as f:
+        with open(os.path.join(os.path.dirname(__file__), '..', 'jobs', 'test.sh')) as f:
             text = f.read()
         for var in ('GENS', 'SOAK', 'MIX', 'SEED', 'SAMPLE_EVERY', 'MEM'):
             self.assertIn(f'-u {var} ', text)

@@ -1,7 +1,7 @@
 """The stress run's records (samples.log) and stress.sh's verdict on them.
 
 samples-patched-stress.log and console-patched-stress.log are a real run:
-`NOBUILD=1 STRESS_SECS=180 qemu-run/stress.sh patched`, clean.  The format
+`NOBUILD=1 STRESS_SECS=180 qemu-run/jobs/stress.sh patched`, clean.  The format
 tests hold the records to qemu-run/RECORDS.md; the summary tests break the
 run the ways a guest failure, a crash, a kernel report or a global OOM
 break it, and stress.sh must say FAILED and exit non-zero every time.
@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STRESS_SH = os.path.join(HERE, '..', 'stress.sh')
+STRESS_SH = os.path.join(HERE, '..', 'jobs', 'stress.sh')
 FIX = os.path.join(HERE, 'fixtures')
 PROGRESS_KEYS = {'t_ms', 'cgroups_created', 'removed', 'ooms', 'dying'}
 END_KEYS = {'rc', 't_ms', 'cgroups_created', 'removed', 'tasks', 'moved', 'ooms', 'failures',

@@ -5,7 +5,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'verdict'))
 import tap  # noqa: E402
 
 FIX = os.path.join(os.path.dirname(__file__), 'fixtures')
@@ -96,7 +96,7 @@ def run(*body, rc=0, test='t', attempt=None):
 
 class BinaryVerdict(unittest.TestCase):
     """A binary's results count only when its TAP is whole and its exit
-    status agrees (qemu-run/tap.py binary_verdict)."""
+    status agrees (qemu-run/verdict/tap.py binary_verdict)."""
 
     def outcomes(self, lines):
         res, _ = tap.parse_results(lines + ['@@ done rc=0'])
@@ -128,7 +128,7 @@ class BinaryVerdict(unittest.TestCase):
         self.assertIn('no TAP plan', why[0])
 
     def test_plan_from_qemu_run_plans(self):
-        # 6.12's upstream tests print no plan: qemu-run/plans gives it.
+        # 6.12's upstream tests print no plan: qemu-run/verdict/plans gives it.
         res, _ = tap.parse_results(run('ok 1 a', 'ok 2 b') + ['@@ done rc=0'])
         self.assertIn('t:(binary)', [r.key for r in res])
         res, _, _, _ = tap.parse_run(run('ok 1 a', 'ok 2 b') + ['@@ done rc=0'], {'t': 2})
@@ -137,7 +137,7 @@ class BinaryVerdict(unittest.TestCase):
         self.assertIn('ran 1 of 2', [r.reason for r in res if r.subtest == '(binary)'][0])
 
     def test_repo_plans_parse(self):
-        plans = tap.read_plans(os.path.join(os.path.dirname(__file__), '..', 'plans'))
+        plans = tap.read_plans(os.path.join(os.path.dirname(__file__), '..', 'verdict', 'plans'))
         self.assertEqual(plans['test_memcontrol'], 14)
         self.assertEqual(plans['test_hugetlb_memcg'], 1)
 
@@ -316,8 +316,8 @@ class Summarize(unittest.TestCase):
 
     def test_repo_tables_parse(self):
         top = os.path.join(os.path.dirname(__file__), '..')
-        tap.read_expect(os.path.join(top, 'expectations'))
-        tap.read_known(os.path.join(top, 'known-issues'))
+        tap.read_expect(os.path.join(top, 'verdict', 'expectations'))
+        tap.read_known(os.path.join(top, 'verdict', 'known-issues'))
 
 
 class SummaryLine(unittest.TestCase):

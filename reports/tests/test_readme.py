@@ -45,7 +45,7 @@ class Readme(unittest.TestCase):
         import ingest
         import store
         conn = store.connect(db)
-        known = os.path.join(TOP, 'qemu-run', 'known-issues')
+        known = os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues')
         expect = os.path.join(self.tmp, 'expectations')
         with open(expect, 'w') as f:
             f.write(fake_run.expectations_text())
@@ -134,7 +134,7 @@ class Readme(unittest.TestCase):
         with open(os.path.join(d, 'meta'), 'w') as f:
             f.write(meta + 'series_key=aaaabbbbccccdddd\n')
         conn = store.connect(db)
-        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'known-issues'), db_path=db)
+        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db)
         conn.close()
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -153,7 +153,7 @@ class Readme(unittest.TestCase):
         d = os.path.join(self.tmp, 'runs', 'experiment-patched-soak')
         fake_run.soak_run(d, 'patched', gens=300, sample_every=25, seed=9, started='2026-12-03T21:00:00Z')
         conn = store.connect(db)
-        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'known-issues'), db_path=db)
+        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db)
         conn.close()
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -172,7 +172,7 @@ class Readme(unittest.TestCase):
         for k in ('original', 'patched'):
             d = os.path.join(self.tmp, 'runs', f'bench-churn-{k}-soak')
             fake_run.soak_run(d, k, gens=300, sample_every=25, seed=11, started='2026-12-03T22:00:00Z')
-            ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'known-issues'), db_path=db, batch='b1')
+            ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db, batch='b1')
         conn.close()
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 0, r.stderr)

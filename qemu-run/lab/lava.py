@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """LAVA job definitions for the harness's jobs, and their validation.
 
-usage: qemu-run/lava.py write [--out DIR] [--artifacts URL] [--kernels original,patched]
+usage: qemu-run/lab/lava.py write [--out DIR] [--artifacts URL] [--kernels original,patched]
                               [--jobs kselftest,soak,stress,bench]
-       qemu-run/lava.py check JOB.yaml ...
+       qemu-run/lab/lava.py check JOB.yaml ...
 
 write: one job per job and kernel (DIR default build/lava/jobs), each
 checked with lava-common's own job schema before it is written, and the
@@ -31,9 +31,9 @@ import shlex
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
+QEMU_RUN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(QEMU_RUN)
+sys.path.insert(0, os.path.join(QEMU_RUN, 'kernel'))
 from kernels import KSELFTESTS  # noqa: E402
 
 JOBS = ('kselftest', 'soak', 'stress', 'bench')
@@ -55,7 +55,7 @@ def debian_module(name, package):
 
 def sh(snippet, *args):
     """Run a bash snippet with qemu-run/lib.sh loaded; its stdout."""
-    r = subprocess.run(['bash', '-c', f'. "{HERE}/lib.sh" && {snippet}', 'lava', *args],
+    r = subprocess.run(['bash', '-c', f'. "{QEMU_RUN}/lib.sh" && {snippet}', 'lava', *args],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f'lava: {r.stderr.strip() or snippet + " failed"}')
@@ -63,8 +63,8 @@ def sh(snippet, *args):
 
 
 def flaky_list():
-    r = subprocess.run([sys.executable, os.path.join(HERE, 'tap.py'), '--kernel', 'original', '--known',
-                        os.path.join(HERE, 'known-issues'), '--flaky'], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, os.path.join(QEMU_RUN, 'verdict', 'tap.py'), '--kernel', 'original', '--known',
+                        os.path.join(QEMU_RUN, 'verdict', 'known-issues'), '--flaky'], capture_output=True, text=True)
     return r.stdout.strip()
 
 
@@ -180,7 +180,7 @@ def disks(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     disk = os.environ.get('GUEST_DISK') or os.path.join(BUILD, 'guest', 'disk')
     if not os.path.exists(os.path.join(disk, 'init')):
-        raise SystemExit(f'lava: no guest root in {disk}: run qemu-run/guest.sh (make guest) first')
+        raise SystemExit(f'lava: no guest root in {disk}: run qemu-run/guest/image.sh (make guest) first')
     root = os.path.join(out_dir, 'root.img')
     r = subprocess.run(['mke2fs', '-q', '-F', '-t', 'ext4', '-L', 'root', '-d', disk, root + '.tmp', '2G'],
                        capture_output=True, text=True)

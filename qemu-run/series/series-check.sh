@@ -3,11 +3,11 @@
 # pristine tree, pass checkpatch --strict, build with the patched
 # configuration (SERIES_KERNEL=debug: the debug one) and boot, running one
 # kselftest (SERIES_TESTS, default test_kmem) with a clean console and the
-# outcomes qemu-run/expectations wants for that kernel (the LRU subtests of
+# outcomes qemu-run/verdict/expectations wants for that kernel (the LRU subtests of
 # test_memcg_reparent fail before the patch that reparents LRU folios: do
 # not pick it for SERIES_TESTS).
 #
-#   qemu-run/series-check.sh            (make series-check)
+#   qemu-run/series/series-check.sh            (make series-check)
 #
 # Slow (the first prefix is a full kernel build, the others incremental ones
 # in the same folder) and not part of make test.  Works in its own tree
@@ -15,7 +15,7 @@
 # original, patched and debug builds are left alone.  Ends with one line per
 # patch; the exit status is 0 only when every step of every prefix passed.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 kind=${SERIES_KERNEL:-patched}
 case "$kind" in patched|debug) ;; *) die "SERIES_KERNEL is patched or debug, not '$kind'" ;; esac
@@ -23,8 +23,8 @@ tests=${SERIES_TESTS:-test_kmem}
 tree="$SRC/prefix"
 out="$KBUILD/prefix-$kind"
 
-"$TOP/qemu-run/tree.sh" || exit 1
-"$TOP/qemu-run/guest.sh" || exit 1
+"$TOP/qemu-run/kernel/tree.sh" || exit 1
+"$TOP/qemu-run/guest/image.sh" || exit 1
 mapfile -t patches < <(series_patches)
 [ ${#patches[@]} -gt 0 ] || die "no patches in $TOP/patches"
 if [ ! -d "$tree" ]; then
@@ -51,13 +51,13 @@ for ((k = 1; k <= ${#patches[@]}; k++)); do
 	# of the PATH, and Debian's has python3-ply and python3-git (make deps).
 	cp_out=$(cd "$tree" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary "$p" 2>&1)
 	cp_rc=$?
-	# Split the reports into the accepted ones (qemu-run/checkpatch-accepted)
+	# Split the reports into the accepted ones (qemu-run/series/checkpatch-accepted)
 	# and the rest; any other output (a checkpatch that failed) is kept.
-	cp_split=$(printf '%s\n' "$cp_out" | awk -v patch="$name" -v list="$TOP/qemu-run/checkpatch-accepted" \
-		-f "$TOP/qemu-run/checkpatch-accept.awk") || die "qemu-run/checkpatch-accepted cannot be used (see above)"
+	cp_split=$(printf '%s\n' "$cp_out" | awk -v patch="$name" -v list="$TOP/qemu-run/series/checkpatch-accepted" \
+		-f "$TOP/qemu-run/series/checkpatch-accept.awk") || die "qemu-run/series/checkpatch-accepted cannot be used (see above)"
 	n_acc=${cp_split##*@@ accepted }
 	cp_left=$(printf '%s\n' "$cp_split" | sed '$d')
-	acc=""; [ "$n_acc" -gt 0 ] && acc=" ($n_acc accepted, see qemu-run/checkpatch-accepted)"
+	acc=""; [ "$n_acc" -gt 0 ] && acc=" ($n_acc accepted, see qemu-run/series/checkpatch-accepted)"
 	if [ -z "$cp_left" ] && { [ $cp_rc = 0 ] || [ "$n_acc" -gt 0 ]; }; then
 		line+=", checkpatch clean$acc"
 	else
@@ -67,7 +67,7 @@ for ((k = 1; k <= ${#patches[@]}; k++)); do
 	fi
 	tb=$(date +%s)
 	if ! SERIES_KEY="prefix$k-$(cat "${patches[@]:0:k}" | sha)" KERNEL_TREE="$tree" KERNEL_OUT="$out" \
-		"$TOP/qemu-run/kernel.sh" "$kind"; then
+		"$TOP/qemu-run/kernel/build.sh" "$kind"; then
 		results+=("$line, does NOT build")
 		status=1
 		break
@@ -77,11 +77,11 @@ for ((k = 1; k <= ${#patches[@]}; k++)); do
 	# SERIES_SMP CPUs (16): test_kmem's test_percpu_basic, the series'
 	# only percpu check, needs them for its tolerance (known-issues).
 	if SMP=${SERIES_SMP:-16} KERNEL_IMAGE="$out/arch/x86/boot/bzImage" RUN_DIR="$rd" \
-		"$TOP/qemu-run/boot.sh" "$kind" kselftest tests="${tests// /,}" timeout=900 >/dev/null; then
+		"$TOP/qemu-run/boot/boot.sh" "$kind" kselftest tests="${tests// /,}" timeout=900 >/dev/null; then
 		# The outcomes the matrix wants for $kind, judged as kselftest.sh does.
-		if python3 "$TOP/qemu-run/tap.py" --kernel "$kind" \
-			--known "$TOP/qemu-run/known-issues" --expect "$TOP/qemu-run/expectations" \
-			--plans "$TOP/qemu-run/plans" \
+		if python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kind" \
+			--known "$TOP/qemu-run/verdict/known-issues" --expect "$TOP/qemu-run/verdict/expectations" \
+			--plans "$TOP/qemu-run/verdict/plans" \
 			--tests "${tests// /,}" "$rd/results.log" >"$rd/summary" 2>&1; then
 			line+=", boots, $tests as expected ($(tail -1 "$rd/summary" | sed 's/^[a-z]*: //; s/;.*//'))"
 		else

@@ -1,10 +1,10 @@
 # Split checkpatch's output (stdin, blank-line separated reports) by
-# qemu-run/checkpatch-accepted: print every report not accepted for the
+# qemu-run/series/checkpatch-accepted: print every report not accepted for the
 # patch, then one last line "@@ accepted N" with the number of accepted ones.
 # Any output that is not a report (a checkpatch that failed) is kept.
 #
-#   awk -v patch=0001-foo.patch -v list=qemu-run/checkpatch-accepted \
-#       -f qemu-run/checkpatch-accept.awk
+#   awk -v patch=0001-foo.patch -v list=qemu-run/series/checkpatch-accepted \
+#       -f qemu-run/series/checkpatch-accept.awk
 # Tests: qemu-run/tests/test_checkpatch_accept.py
 function glob2re(g) {
 	gsub(/[.+^$(){}|\\]/, "\\\\&", g)

@@ -3,7 +3,7 @@
 # around by hand (the root is a fresh ext4 disk, kselftests in
 # /kselftest/cgroup).  Leave with "reboot -f" or Ctrl-a x.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 kernel=${1:-patched}
 check_kernel_name "$kernel"
 dir=$(mktemp -d "$BUILD/shell.XXXXXX")

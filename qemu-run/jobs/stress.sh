@@ -3,9 +3,9 @@
 # their memory is under reclaim, writeback, mmap, migration and compaction,
 # the guest in swap, OOM kills in a sibling.  Zero kernel reports allowed.
 #
-#   qemu-run/stress.sh [KERNEL] [key=value ...]      KERNEL: debug (default)
+#   qemu-run/jobs/stress.sh [KERNEL] [key=value ...]      KERNEL: debug (default)
 #   make stress [KERNEL=patched] STRESS_SECS=1800 STRESS='workers=4 hog_pct=30'
-#   qemu-run/stress.sh --summary RUN_DIR        print the summary line of a run again
+#   qemu-run/jobs/stress.sh --summary RUN_DIR        print the summary line of a run again
 #
 # key=value pairs are stress's knobs (the guest's "stress help" lists them).
 # Variables give some of them; pairs on the command line win:
@@ -26,7 +26,7 @@
 # cgroup (a global OOM).  Records: qemu-run/RECORDS.md; tests:
 # qemu-run/tests/test_stress.py.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # The summary of a run folder (samples.log, console.log, meta); status 1
 # unless the run was clean.  $2: the label, $3: wall time.
@@ -107,14 +107,14 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" = 0 ]; then
 	die "secs (STRESS_SECS) is a number of seconds, not '$secs'"
 fi
 # Checked on the host against stress.c's own table before anything boots.
-python3 "$TOP/qemu-run/knobs.py" stress ${knobs[@]+"${knobs[@]}"} || die "bad stress knobs (see above): nothing was booted"
+python3 "$TOP/qemu-run/guest/knobs.py" stress ${knobs[@]+"${knobs[@]}"} || die "bad stress knobs (see above): nothing was booted"
 export DEADLINE=${DEADLINE:-$((secs + secs / 4 + 600))}
 export MEM=${MEM:-1024}
 export APPEND="numa=fake=2${APPEND:+ $APPEND}"
 
 if [ "${NOBUILD:-0}" != 1 ]; then
-	"$TOP/qemu-run/kernel.sh" "$kernel"
-	"$TOP/qemu-run/guest.sh"
+	"$TOP/qemu-run/kernel/build.sh" "$kernel"
+	"$TOP/qemu-run/guest/image.sh"
 fi
 
 RUN_DIR=${RUN_DIR:-$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-stress}
@@ -134,7 +134,7 @@ t0=$(date +%s)
 monitor=$!
 boot_rc=0
 # As rr.stress.key=value on the guest's command line.
-"$TOP/qemu-run/boot.sh" "$kernel" stress "${knobs[@]/#/stress.}" || boot_rc=$?
+"$TOP/qemu-run/boot/boot.sh" "$kernel" stress "${knobs[@]/#/stress.}" || boot_rc=$?
 kill "$monitor" 2>/dev/null || true
 wait "$monitor" 2>/dev/null || true
 

@@ -15,7 +15,7 @@ status agrees, read as kselftest's runner reads KSFT codes (0 pass, 4 skip,
 anything else fail): a binary killed by a signal, with no plan, with fewer
 results than planned, with a result number outside the plan, or exiting
 non-zero with no failed subtest, fails as "(binary)" with the reason.
-Known issues (--known, qemu-run/known-issues): "KIND test:subtest KERNELS
+Known issues (--known, qemu-run/verdict/known-issues): "KIND test:subtest KERNELS
 UNTIL reason", KERNELS "all" or a comma list, UNTIL the last day
 (YYYY-MM-DD) on which the entry holds: past it the entry is ignored (the
 failure counts) and the summary names it.  KIND is
@@ -36,9 +36,11 @@ import argparse
 import datetime
 import re
 import signal
+import os
 import sys
 
-from kernels import KERNELS
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'kernel'))
+from kernels import KERNELS  # noqa: E402
 
 OK = re.compile(r'^(not )?ok (\d+)\s*(.*)$')
 BEGIN = re.compile(r'^@@ begin (\S+)(?:.*\battempt=(\d+))?')
@@ -104,7 +106,7 @@ def binary_verdict(test, rc, secs, plan, seen, nums):
             name = f'signal {rc - 128}'
         return fail(f'killed by {name} (rc={rc}) after {len(seen)} results')
     if plan is None:
-        return fail(f'no TAP plan line, and none in qemu-run/plans (rc={rc}, {len(seen)} results)')
+        return fail(f'no TAP plan line, and none in qemu-run/verdict/plans (rc={rc}, {len(seen)} results)')
     outside = sorted(n for n in nums if n < 1 or n > plan)
     if outside:
         return fail(f'result {outside[0]} is not in the plan 1..{plan} (rc={rc})')
@@ -122,7 +124,7 @@ def parse_run(lines, plans=None):
     """Return (results, done, boot, metrics) from the lines of a results
     channel: boot is the "@@ boot" record's key=value words, metrics the
     "# METRIC" figures as (test, subtest, attempt, key, value).  plans:
-    {test: N} for binaries that print no plan line (qemu-run/plans)."""
+    {test: N} for binaries that print no plan line (qemu-run/verdict/plans)."""
     plans = plans or {}
     results, done, boot, metrics = [], False, {}, []
     test, attempt, seen, nums, plan, ended = None, 1, [], [], None, False
@@ -255,7 +257,7 @@ def read_table(path):
 
 
 class Known:
-    """One entry of qemu-run/known-issues."""
+    """One entry of qemu-run/verdict/known-issues."""
     KINDS = ('flaky', 'broken', 'needs-cpus')
 
     def __init__(self, kind, key, kernels, until, reason, cpus=0):
@@ -427,7 +429,7 @@ class Verdict:
 
 
 def read_plans(path):
-    """{test: N} from qemu-run/plans."""
+    """{test: N} from qemu-run/verdict/plans."""
     plans = {}
     for n, cols in read_table(path):
         if len(cols) != 2 or not cols[1].isdigit():
@@ -478,7 +480,7 @@ def main(argv):
     ap.add_argument('--known')
     ap.add_argument('--expect')
     ap.add_argument('--tests', help='comma-separated tests that were asked for')
-    ap.add_argument('--plans', help='plans of the binaries that print none (qemu-run/plans)')
+    ap.add_argument('--plans', help='plans of the binaries that print none (qemu-run/verdict/plans)')
     ap.add_argument('--flaky', action='store_true',
                     help='print the comma-separated subtests the guest reruns on KERNEL, and exit')
     ap.add_argument('--cpu-boots', action='store_true',

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Keep the selftests patch in patches/ in sync with selftests/.
 #
-#   qemu-run/selftests-sync.sh patch   regenerate the patch from selftests/
-#   qemu-run/selftests-sync.sh check   fail if the patch and selftests/ differ
+#   qemu-run/series/selftests-sync.sh patch   regenerate the patch from selftests/
+#   qemu-run/series/selftests-sync.sh check   fail if the patch and selftests/ differ
 #
 # selftests/ holds the files of tools/testing/selftests/cgroup that the series
 # adds or changes, as they are after the series; selftests/COMMIT_MSG is the
 # patch's message (subject line first).  Only the cgroup selftest folder of
 # the tarball is needed, so this runs without a kernel tree.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 CG=tools/testing/selftests/cgroup
 SELF="$TOP/selftests"

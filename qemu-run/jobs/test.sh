@@ -8,7 +8,7 @@
 # TEST_SOAK_GENS (default 300, at least 300) sets the soak's length; TEST_SOAK=0 skips the
 # soaks (and says so: the summary shows them as skipped, the run fails).
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # Checked first: a weakened test is refused before anything boots.
 gens=${TEST_SOAK_GENS:-300}
@@ -20,7 +20,7 @@ status=0
 summary=()
 for k in original patched; do
 	kt=$(date +%s)
-	if "$TOP/qemu-run/kselftest.sh" "$k"; then
+	if "$TOP/qemu-run/jobs/kselftest.sh" "$k"; then
 		summary+=("PASS $k kselftests ($(elapsed "$kt")): $(tail -1 "$BUILD/runs/last-$k/summary" 2>/dev/null)")
 	else
 		summary+=("FAIL $k kselftests ($(elapsed "$kt")): $(tail -1 "$BUILD/runs/last-$k/summary" 2>/dev/null || echo 'no summary')")
@@ -57,14 +57,14 @@ for k in original patched; do
 	fi
 	kt=$(date +%s)
 	dir="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$k-soak"
-	if ! env "${SOAK_ENV[@]}" RUN_DIR="$dir" NOBUILD=1 "$TOP/qemu-run/soak.sh" "$k" gens="$gens" sample_every=50; then
+	if ! env "${SOAK_ENV[@]}" RUN_DIR="$dir" NOBUILD=1 "$TOP/qemu-run/jobs/soak.sh" "$k" gens="$gens" sample_every=50; then
 		summary+=("FAIL $k soak ($(elapsed "$kt")): the run failed, logs in $dir")
 		status=1
 		continue
 	fi
 	changes=0
 	[ "$k" = patched ] && series_changes_kernel && changes=1
-	line=$(soak_direction "$k" "$changes" "$("$TOP/qemu-run/soak.sh" --scan "$dir/samples.log")")
+	line=$(soak_direction "$k" "$changes" "$("$TOP/qemu-run/jobs/soak.sh" --scan "$dir/samples.log")")
 	line="${line/ soak: / soak ($(elapsed "$kt")): }"
 	summary+=("$line")
 	case "$line" in PASS*) ;; *) status=1 ;; esac

@@ -2,7 +2,7 @@
 import os
 import re
 
-_LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib.sh')
+_LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'lib.sh')
 with open(_LIB) as _f:
     _text = _f.read()
     KERNELS = re.search(r'^KERNELS="([^"]*)"', _text, re.M).group(1).split()

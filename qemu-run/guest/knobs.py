@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check a guest tool's key=value knobs on the host, before a boot.
 
-usage: qemu-run/knobs.py TOOL key=value ...
+usage: qemu-run/guest/knobs.py TOOL key=value ...
 
 TOOL is soak, stress or bench; its knob table is read from
 qemu-run/guest/TOOL.c (the table "TOOL help" prints in the guest), so the
@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-GUEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'guest')
+GUEST = os.path.dirname(os.path.abspath(__file__))
 ENTRY = re.compile(r'\{\s*"([a-z_]+)",\s*(K_NUM|K_STR),\s*(-?\d+),\s*(NULL|"[^"]*")')
 # Knobs whose value is a comma list of names, each one of the default's.
 LISTS = {('soak', 'mix'), ('stress', 'mix'), ('bench', 'parts')}
@@ -68,7 +68,7 @@ def problems(tool, words):
 
 def main(argv):
     if not argv or argv[0] not in ('soak', 'stress', 'bench'):
-        print('usage: qemu-run/knobs.py soak|stress|bench key=value ...', file=sys.stderr)
+        print('usage: qemu-run/guest/knobs.py soak|stress|bench key=value ...', file=sys.stderr)
         return 2
     errs = problems(argv[0], argv[1:])
     for e in errs:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark (make bench): original vs patched, side by side, in one run.
 #
-#   qemu-run/bench.sh [key=value ...]     key=value: knobs of the guest's bench
+#   qemu-run/jobs/bench.sh [key=value ...]     key=value: knobs of the guest's bench
 #   make bench ROUNDS=2 BENCH='sizes=1,64,512 reps=2'
-#   qemu-run/bench.sh --summary SAMPLES.LOG   check a bench samples.log, print its summary
-#   qemu-run/bench.sh --scan SAMPLES.LOG      the same as key=value words (tests)
+#   qemu-run/jobs/bench.sh --summary SAMPLES.LOG   check a bench samples.log, print its summary
+#   qemu-run/jobs/bench.sh --scan SAMPLES.LOG      the same as key=value words (tests)
 #
 # ROUNDS boots of each kernel (default 3), interleaved original, patched,
 # original, patched, ... with the same knobs, each running guest/bench
@@ -28,7 +28,7 @@
 # Exit status: 0 only when every boot was clean and every guest tool ended
 # with rc=0.  Numbers are from an emulated machine (TCG): read the ratios.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # Count the records of a bench samples.log: key=value words (tests too).
 scan_bench() {
@@ -84,7 +84,7 @@ for kv in "$@"; do
 	knobs+=("$kv")
 done
 # Checked on the host against bench.c's own table before anything boots.
-python3 "$TOP/qemu-run/knobs.py" bench "${knobs[@]}" || die "bad bench knobs (see above): nothing was booted"
+python3 "$TOP/qemu-run/guest/knobs.py" bench "${knobs[@]}" || die "bad bench knobs (see above): nothing was booted"
 knob() { # the value of knob $1 as the guest will see it (the last one), or $2
 	local kv v=$2
 	for kv in "${knobs[@]}"; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done
@@ -117,9 +117,9 @@ export MEM=${MEM:-1536}
 export CLOCK=${CLOCK:-icount}
 
 if [ "${NOBUILD:-0}" != 1 ]; then
-	"$TOP/qemu-run/kernel.sh" original || exit 1
-	"$TOP/qemu-run/kernel.sh" patched || exit 1
-	"$TOP/qemu-run/guest.sh" || exit 1
+	"$TOP/qemu-run/kernel/build.sh" original || exit 1
+	"$TOP/qemu-run/kernel/build.sh" patched || exit 1
+	"$TOP/qemu-run/guest/image.sh" || exit 1
 fi
 
 batch=$(date +%Y%m%d-%H%M%S)-bench
@@ -142,7 +142,7 @@ bench_boot() {
 		done
 	) &
 	monitor=$!
-	RUN_DIR=$dir "$TOP/qemu-run/boot.sh" "$kernel" bench "bench.tag=$batch" "${knobs[@]/#/bench.}" || boot_rc=$?
+	RUN_DIR=$dir "$TOP/qemu-run/boot/boot.sh" "$kernel" bench "bench.tag=$batch" "${knobs[@]/#/bench.}" || boot_rc=$?
 	kill "$monitor" 2>/dev/null
 	wait "$monitor" 2>/dev/null
 	bench_summary "$dir/samples.log" "$label" | tee "$dir/summary" || sum_rc=1
@@ -167,7 +167,7 @@ if [ "${BENCH_CHURN:-1}" != 0 ]; then
 	for k in original patched; do
 		dir=$BUILD/runs/$batch-churn-$k
 		if ! NOBUILD=1 MEM=${CHURN_MEM:-1024} DEADLINE='' CLOCK=wall RUN_DIR=$dir \
-			"$TOP/qemu-run/soak.sh" "$k" "gens=$CHURN_GENS" "seed=$SEED"; then
+			"$TOP/qemu-run/jobs/soak.sh" "$k" "gens=$CHURN_GENS" "seed=$SEED"; then
 			status=1
 			failed+=("churn $k")
 		fi

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Kernel instructions per function from a profiling run (insn-profile.sh).
 
-usage: qemu-run/insn_profile.py top RUN_DIR [--n 25]
-       qemu-run/insn_profile.py diff RUN_A RUN_B [--n 25]
-       qemu-run/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
+usage: qemu-run/jobs/insn_profile.py top RUN_DIR [--n 25]
+       qemu-run/jobs/insn_profile.py diff RUN_A RUN_B [--n 25]
+       qemu-run/jobs/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
 
 RUN_DIR/insn.txt holds "ADDR COUNT" per translation block (the TCG plugin
 insn_by_tb.c); the block's function is the text symbol of System.map (next
@@ -34,7 +34,7 @@ def meta(run_dir):
 def symbols(run_dir):
     image = meta(run_dir).get('image')
     if not image:
-        raise SystemExit(f'insn_profile: {run_dir}/meta names no image (image=): boot it with qemu-run/insn-profile.sh')
+        raise SystemExit(f'insn_profile: {run_dir}/meta names no image (image=): boot it with qemu-run/jobs/insn-profile.sh')
     smap = os.path.join(image.split('/arch/x86/boot/bzImage')[0], 'System.map')
     addrs, names = [], []
     with open(smap) as f:

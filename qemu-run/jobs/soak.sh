@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Run the churn soak (guest/soak.c) on one kernel and follow it from the host.
 #
-#   qemu-run/soak.sh KERNEL [key=value ...]
+#   qemu-run/jobs/soak.sh KERNEL [key=value ...]
 #   make soak KERNEL=original GENS=2000 SOAK_JOBS=2 MIX=log,tmpfs HOG_MB=256 SEED=7 MEM=1024
-#   qemu-run/soak.sh --summary SAMPLES.LOG    check a samples.log, print its summary
-#   qemu-run/soak.sh --scan SAMPLES.LOG       the same as key=value words (tests)
+#   qemu-run/jobs/soak.sh --summary SAMPLES.LOG    check a samples.log, print its summary
+#   qemu-run/jobs/soak.sh --scan SAMPLES.LOG       the same as key=value words (tests)
 #
 # key=value pairs are soak's knobs (seed, gens, secs, jobs, mix, hog_mb,
 # sample_every, sample_ms, log_kb, file_kb, anon_kb, tmpfs_kb, keep, drop, ...;
@@ -30,7 +30,7 @@
 # "@@ end rc=0".  A snapshot cut short by a crash or the deadline is counted
 # as dropped, never as data.  Tests: qemu-run/tests/test_soak.py.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # Fields of a samples.log as key=value words: snapshots complete, dropped
 # (truncated or inconsistent), the "@@ end" record, the generation reached
@@ -159,7 +159,7 @@ for kv in "$@"; do
 	knobs+=("$kv")
 done
 # Checked on the host against soak.c's own table before anything boots.
-python3 "$TOP/qemu-run/knobs.py" soak ${knobs[@]+"${knobs[@]}"} || die "bad soak knobs (see above): nothing was booted"
+python3 "$TOP/qemu-run/guest/knobs.py" soak ${knobs[@]+"${knobs[@]}"} || die "bad soak knobs (see above): nothing was booted"
 knob() { # the value of knob $1 as the guest will see it (the last one), or $2
 	local kv v=$2
 	for kv in ${knobs[@]+"${knobs[@]}"}; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done
@@ -179,8 +179,8 @@ fi
 export DEADLINE
 
 if [ "${NOBUILD:-0}" != 1 ]; then
-	"$TOP/qemu-run/kernel.sh" "$kernel"
-	"$TOP/qemu-run/guest.sh"
+	"$TOP/qemu-run/kernel/build.sh" "$kernel"
+	"$TOP/qemu-run/guest/image.sh"
 fi
 
 RUN_DIR=${RUN_DIR:-$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-soak}
@@ -200,7 +200,7 @@ t0=$(date +%s)
 monitor=$!
 boot_rc=0
 # As rr.soak.key=value on the guest's command line, apart from init's own rr.*.
-"$TOP/qemu-run/boot.sh" "$kernel" soak ${knobs[@]+"${knobs[@]/#/soak.}"} || boot_rc=$?
+"$TOP/qemu-run/boot/boot.sh" "$kernel" soak ${knobs[@]+"${knobs[@]/#/soak.}"} || boot_rc=$?
 kill "$monitor" 2>/dev/null || true
 wait "$monitor" 2>/dev/null || true
 

@@ -1,42 +1,42 @@
 #!/usr/bin/env bash
 # Where a kernel's instructions go in the benchmark's fast paths: boot
 # KERNEL in instruction-count mode with the TCG plugin
-# qemu-run/plugin/insn_by_tb.c and run the guest bench's fast part once
+# qemu-run/boot/plugin/insn_by_tb.c and run the guest bench's fast part once
 # (fixed work: the same operations on every kernel), then count the
-# kernel's instructions per function (qemu-run/insn_profile.py).
+# kernel's instructions per function (qemu-run/jobs/insn_profile.py).
 #
-#   qemu-run/insn-profile.sh KERNEL [key=value ...]      bench knobs (default parts=fast fast_reps=1)
-#   qemu-run/insn-profile.sh --diff RUN_DIR_A RUN_DIR_B  the functions whose counts differ most
-#   qemu-run/insn-profile.sh --diff --a RUN... --b RUN...  with ranges, only the functions apart
+#   qemu-run/jobs/insn-profile.sh KERNEL [key=value ...]      bench knobs (default parts=fast fast_reps=1)
+#   qemu-run/jobs/insn-profile.sh --diff RUN_DIR_A RUN_DIR_B  the functions whose counts differ most
+#   qemu-run/jobs/insn-profile.sh --diff --a RUN... --b RUN...  with ranges, only the functions apart
 #
 # KERNEL_IMAGE boots an image built elsewhere (as for boot.sh).  The run
 # folder keeps insn.txt (instructions per block address) and the System.map
 # path in its meta (image=); the runs database gets the bench results and
 # the instructions per function (table insn_profile).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 if [ "${1:-}" = --diff ]; then
 	shift
-	exec python3 "$TOP/qemu-run/insn_profile.py" diff "$@"
+	exec python3 "$TOP/qemu-run/jobs/insn_profile.py" diff "$@"
 fi
 kernel=${1:-}
 [ -n "$kernel" ] || die "usage: insn-profile.sh KERNEL [key=value ...] | --diff RUN_A RUN_B"
 check_kernel_name "$kernel"
 shift
 mkdir -p "$BUILD/plugin"
-cc -O2 -Wall -Wextra -shared -fPIC -o "$BUILD/plugin/insn_by_tb.so.new" "$TOP/qemu-run/plugin/insn_by_tb.c" ||
+cc -O2 -Wall -Wextra -shared -fPIC -o "$BUILD/plugin/insn_by_tb.so.new" "$TOP/qemu-run/boot/plugin/insn_by_tb.c" ||
 	die "cannot build the TCG plugin"
 mv "$BUILD/plugin/insn_by_tb.so.new" "$BUILD/plugin/insn_by_tb.so"
 knobs=("$@")
 [ ${#knobs[@]} -gt 0 ] || knobs=(parts=fast fast_reps=1)
 RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-insn-profile"
 export RUN_DIR
-PROFILE=1 CLOCK=icount MEM=${MEM:-1536} "$TOP/qemu-run/boot.sh" "$kernel" bench "${knobs[@]/#/bench.}" ||
+PROFILE=1 CLOCK=icount MEM=${MEM:-1536} "$TOP/qemu-run/boot/boot.sh" "$kernel" bench "${knobs[@]/#/bench.}" ||
 	die "the profiling boot failed (logs in $RUN_DIR)"
 [ -s "$RUN_DIR/insn.txt" ] || die "the plugin wrote no $RUN_DIR/insn.txt"
-python3 "$TOP/qemu-run/insn_profile.py" top "$RUN_DIR"
+python3 "$TOP/qemu-run/jobs/insn_profile.py" top "$RUN_DIR"
 # The boot's bench results and the profile (table insn_profile) go into the
 # runs database.
 python3 "$TOP/db/ingest.py" "$RUN_DIR" || die "run $RUN_DIR not stored in the runs database"
-say "profile in $RUN_DIR (compare two: qemu-run/insn-profile.sh --diff RUN_A RUN_B)"
+say "profile in $RUN_DIR (compare two: qemu-run/jobs/insn-profile.sh --diff RUN_A RUN_B)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot one kernel in QEMU (TCG) with the test guest and run one job.
 #
-#   qemu-run/boot.sh KERNEL JOB [key=value ...]
+#   qemu-run/boot/boot.sh KERNEL JOB [key=value ...]
 #
 # Extra key=value pairs go to the guest's command line as rr.key=value
 # (tests=a,b timeout=900 ...).  Environment: MEM (MiB, default 1024), SMP
@@ -18,7 +18,7 @@
 # its console shows a panic, oops, BUG, WARN, KASAN, lockdep or stall report:
 # then the offending lines and the end of the console are printed.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 kernel=${1:-}
 job=${2:-}
@@ -44,11 +44,11 @@ icount) clock_args=(-icount "shift=2,sleep=off") ;;
 *) die "CLOCK is wall or icount, not '$CLOCK'" ;;
 esac
 # PROFILE=1: count the kernel's instructions per translation block with
-# the TCG plugin qemu-run/plugin/insn_by_tb.c (built into $BUILD/plugin)
-# into $RUN_DIR/insn.txt, in instruction-count mode (qemu-run/insn-profile.sh).
+# the TCG plugin qemu-run/boot/plugin/insn_by_tb.c (built into $BUILD/plugin)
+# into $RUN_DIR/insn.txt, in instruction-count mode (qemu-run/jobs/insn-profile.sh).
 if [ "${PROFILE:-0}" = 1 ]; then
 	[ "$CLOCK" = icount ] || die "PROFILE=1 needs CLOCK=icount (one vCPU at a time: the plugin's counters are not atomic)"
-	[ -f "$BUILD/plugin/insn_by_tb.so" ] || die "no $BUILD/plugin/insn_by_tb.so: run qemu-run/insn-profile.sh, which builds it"
+	[ -f "$BUILD/plugin/insn_by_tb.so" ] || die "no $BUILD/plugin/insn_by_tb.so: run qemu-run/jobs/insn-profile.sh, which builds it"
 fi
 DEADLINE=${DEADLINE:-1800}
 image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}
@@ -56,7 +56,7 @@ disk=${GUEST_DISK:-$BUILD/guest/disk}
 if [ -n "${KERNEL_IMAGE:-}" ]; then
 	[ -f "$image" ] || die "KERNEL_IMAGE=$image does not exist"
 	[[ "$image" == */arch/x86/boot/bzImage ]] && [ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||
-		die "KERNEL_IMAGE=$image was not built by qemu-run/kernel.sh (no .key in its build folder): build it with KERNEL_OUT=DIR [KERNEL_TREE=TREE] qemu-run/kernel.sh $kernel"
+		die "KERNEL_IMAGE=$image was not built by qemu-run/kernel/build.sh (no .key in its build folder): build it with KERNEL_OUT=DIR [KERNEL_TREE=TREE] qemu-run/kernel/build.sh $kernel"
 else
 	[ -f "$image" ] || die "no image for kernel $kernel: run 'make kernel KERNEL=$kernel' (or 'make kernels') first"
 	# kernel.sh removes .key before it builds and writes it once the image is
@@ -65,7 +65,7 @@ else
 	[ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||
 		die "the image of kernel $kernel is stale or half built (no .key next to it): run 'make kernel KERNEL=$kernel'"
 fi
-[ -x "$disk/init" ] || die "no guest root in $disk: run qemu-run/guest.sh first"
+[ -x "$disk/init" ] || die "no guest root in $disk: run qemu-run/guest/image.sh first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: install Debian's qemu-system-x86 (make deps)"
 
 id=$(date +%Y%m%d-%H%M%S)-$kernel-$job
@@ -77,7 +77,7 @@ mke2fs -q -F -t ext4 -L root -d "$disk" "$RUN_DIR/root.img" "${DISK:-2G}" ||
 	die "cannot create the ext4 root disk"
 truncate -s 512M "$RUN_DIR/swap.img"
 
-# LAVA=1 boots as a LAVA lab does (qemu-run/lava.py): the console is the
+# LAVA=1 boots as a LAVA lab does (qemu-run/lab/lava.py): the console is the
 # only serial port and the guest puts its records there (rr.lava=1).
 # shellcheck disable=SC2054 # commas separate QEMU's suboptions
 serials=(-chardev "file,id=con,path=$RUN_DIR/console.log" -serial chardev:con)
@@ -156,7 +156,7 @@ if [ "${LAVA:-0}" = 1 ]; then
 	python3 "$TOP/db/lava_collect.py" --split "$RUN_DIR" >/dev/null ||
 		die "cannot split the console of the LAVA-mode run $RUN_DIR"
 fi
-if ! python3 "$TOP/qemu-run/console.py" "${timed_out[@]}" "$RUN_DIR/console.log" "$RUN_DIR/results.log"; then
+if ! python3 "$TOP/qemu-run/boot/console.py" "${timed_out[@]}" "$RUN_DIR/console.log" "$RUN_DIR/results.log"; then
 	echo "verdict=bad" >>"$RUN_DIR/meta"
 	die "kernel $kernel: guest run failed after ${secs}s (logs: $RUN_DIR)"
 fi

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Build one kernel: original, patched or debug.
 #
-#   qemu-run/kernel.sh NAME      -> build/kernel/NAME/arch/x86/boot/bzImage
+#   qemu-run/kernel/build.sh NAME      -> build/kernel/NAME/arch/x86/boot/bzImage
 #
 # The configuration is x86_64 tinyconfig plus the fragments in
-# qemu-run/config/ (see fragments_of in lib.sh); every fragment option must
+# qemu-run/kernel/config/ (see fragments_of in lib.sh); every fragment option must
 # survive olddefconfig.  A build is skipped when its key -- the fragments and
 # the kernel source diff against the pristine base (tools/ excluded) -- did not
 # change.  A kernel whose key equals original's (an empty series, or a series
 # that only adds selftests) reuses original's image instead of building again.
 # KERNEL_TREE and KERNEL_OUT build NAME's configuration from another source
-# tree into another folder (qemu-run/series-check.sh builds every prefix of
+# tree into another folder (qemu-run/series/series-check.sh builds every prefix of
 # the series so).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 name=${1:-}
 [ -n "$name" ] || die "usage: kernel.sh NAME (one of: $KERNELS)"
 check_kernel_name "$name"
 
-"$TOP/qemu-run/tree.sh"
+"$TOP/qemu-run/kernel/tree.sh"
 
 # Key of the kernel NAME: fragment contents plus the source diff from base.
 kernel_key() {
@@ -79,7 +79,7 @@ if [ "$(cat "$out/.fragkey" 2>/dev/null)" != "$fragkey" ] || [ ! -f "$out/.confi
 		{ tail -20 "$log" >&2; die "merge_config failed for $name (log: $log)"; }
 	make -s -C "$tree" O="$out" olddefconfig >>"$log" 2>&1 || { tail -20 "$log" >&2; die "olddefconfig failed for $name (log: $log)"; }
 	# shellcheck disable=SC2086
-	python3 "$TOP/qemu-run/kconfig_check.py" "$out/.config" $frags ||
+	python3 "$TOP/qemu-run/kernel/kconfig_check.py" "$out/.config" $frags ||
 		die "config fragment options did not survive olddefconfig for $name (see above)"
 	echo "$fragkey" >"$out/.fragkey"
 fi

@@ -7,13 +7,13 @@
 # Each boot gets a fresh ext4 root disk made from it (boot.sh), so the tests
 # meet a real filesystem and no state leaks from one run to the next.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 GUEST="$BUILD/guest"
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 mkdir -p "$GUEST"
 
-"$TOP/qemu-run/tree.sh"
+"$TOP/qemu-run/kernel/tree.sh"
 
 # --- static cgroup kselftests from the patched tree
 t0=$(date +%s)
@@ -28,17 +28,17 @@ fi
 rm -rf "$GUEST/disk"
 mkdir -p "$GUEST/disk"
 mv "$GUEST/kselftest.new" "$GUEST/disk/kselftest"
-# qemu-run/plans gives the binaries that print no TAP plan theirs: it must
+# qemu-run/verdict/plans gives the binaries that print no TAP plan theirs: it must
 # match their tests[] tables, or a lost subtest would go unnoticed.
 while read -r t n; do
 	case "$t" in ''|'#'*) continue ;; esac
 	src="$PATCHED_TREE/tools/testing/selftests/cgroup/$t.c"
-	[ -f "$src" ] || die "qemu-run/plans names $t, which has no source $src"
+	[ -f "$src" ] || die "qemu-run/verdict/plans names $t, which has no source $src"
 	got=$(grep -cE '^[[:space:]]*T\(' "$src" || true)
 	# A test with no tests[] table reports its results by name.
 	[ "$got" = 0 ] && got=$(grep -oE 'ksft_test_result_(pass|fail|skip)\("[a-z_0-9]+' "$src" | cut -d'"' -f2 | sort -u | wc -l)
-	[ "$got" = "$n" ] || die "qemu-run/plans says $t has $n subtests, its tests[] table has $got: fix qemu-run/plans"
-done <"$TOP/qemu-run/plans"
+	[ "$got" = "$n" ] || die "qemu-run/verdict/plans says $t has $n subtests, its tests[] table has $got: fix qemu-run/verdict/plans"
+done <"$TOP/qemu-run/verdict/plans"
 say "built the cgroup kselftests in $(elapsed "$t0")"
 
 # --- the root filesystem: busybox, guest tools, init

@@ -2,7 +2,7 @@
 # Build KERNEL and the guest, boot it, run the cgroup kselftests and compare
 # the outcomes with the expectations matrix.
 #
-#   qemu-run/kselftest.sh KERNEL [test,test,...]
+#   qemu-run/jobs/kselftest.sh KERNEL [test,test,...]
 #
 # Ends with "KERNEL: N passed, N failed, N skipped; ..." and exits non-zero
 # when the guest run was not clean or an outcome surprised the matrix.
@@ -11,13 +11,13 @@
 # REPEAT=N runs the tests N times over in the same boot and adds a table of
 # how often each subtest gave the outcome the matrix wants (make repeat).
 # RETRIES=N (default 5; 0 with REPEAT) reruns a test binary in the same boot,
-# up to N more times, when it fails a subtest that qemu-run/known-issues
+# up to N more times, when it fails a subtest that qemu-run/verdict/known-issues
 # lists as flaky on KERNEL; the summary line names each flaky subtest with
 # its count, and it fails only when every attempt failed.  A test with a
 # needs-cpus=N entry runs again on its own N-CPU boot (CPUS_BOOT=0 skips
 # that boot, and its entry then reports the failure as a skip).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 kernel=${1:-}
 [ -n "$kernel" ] || die "usage: kselftest.sh KERNEL [tests] (KERNEL: ${KERNELS// /, })"
@@ -30,8 +30,8 @@ case "$repeat" in ''|*[!0-9]*|0) die "REPEAT must be a positive number, got '$re
 # make repeat counts raw failure rates: no reruns there.
 retries=${RETRIES:-$([ "$repeat" -gt 1 ] && echo 0 || echo 5)}
 case "$retries" in ''|*[!0-9]*) die "RETRIES must be a number, got '$retries'" ;; esac
-known="$TOP/qemu-run/known-issues"
-flaky=$(python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
+known="$TOP/qemu-run/verdict/known-issues"
+flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
 	die "cannot read $known (see above)"
 if [ "$repeat" -gt 1 ]; then
 	one=$tests
@@ -40,9 +40,9 @@ if [ "$repeat" -gt 1 ]; then
 fi
 
 if [ "${NOBUILD:-0}" != 1 ]; then
-	"$TOP/qemu-run/kernel.sh" "$kernel"
+	"$TOP/qemu-run/kernel/build.sh" "$kernel"
 fi
-"$TOP/qemu-run/guest.sh"
+"$TOP/qemu-run/guest/image.sh"
 
 # Boot once and judge: run_tests SUFFIX TESTS [VAR=value...] (environment
 # for boot.sh).  Sets RUN_DIR; returns non-zero when the guest run was not
@@ -52,16 +52,16 @@ run_tests() {
 	shift 2
 	RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-kselftest$suffix"
 	export RUN_DIR
-	env "$@" "$TOP/qemu-run/boot.sh" "$kernel" kselftest tests="$list" timeout="${TEST_TIMEOUT:-900}" \
+	env "$@" "$TOP/qemu-run/boot/boot.sh" "$kernel" kselftest tests="$list" timeout="${TEST_TIMEOUT:-900}" \
 		${flaky:+flaky="$flaky"} retries="$retries" || boot_rc=$?
 	echo
-	python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" --known "$known" \
-		--expect "$TOP/qemu-run/expectations" --plans "$TOP/qemu-run/plans" \
+	python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" \
+		--expect "$TOP/qemu-run/verdict/expectations" --plans "$TOP/qemu-run/verdict/plans" \
 		--tests "$list" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
 	# Store the run (failed ones too) in the runs database (db/ingest.py).
 	python3 "$TOP/db/ingest.py" "$RUN_DIR" || store_rc=$?
 	[ "$boot_rc" = 0 ] || { warn "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"; return 1; }
-	[ "$tap_rc" = 0 ] || { warn "kernel $kernel: kselftest outcomes differ from qemu-run/expectations (table above)"; return 1; }
+	[ "$tap_rc" = 0 ] || { warn "kernel $kernel: kselftest outcomes differ from qemu-run/verdict/expectations (table above)"; return 1; }
 	[ "$store_rc" = 0 ] || { warn "run $RUN_DIR not stored in the runs database (see above)"; return 1; }
 }
 
@@ -82,7 +82,7 @@ if [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
 			summary+=" | ${cpus} CPUs: $(tail -1 "$RUN_DIR/summary" 2>/dev/null || echo 'no summary')"
 			status=1
 		fi
-	done < <(python3 "$TOP/qemu-run/tap.py" --kernel "$kernel" --known "$known" --cpu-boots --tests "$tests")
+	done < <(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --cpu-boots --tests "$tests")
 fi
 # The summary of every boot, in the main run's folder (make test reads it).
 echo "$summary" >>"$main_dir/summary"

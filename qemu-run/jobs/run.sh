@@ -5,21 +5,21 @@
 # dashboard.  Both soaks run even when one fails; the exit status says
 # whether both were clean.
 #
-#   qemu-run/main.sh [key=value ...]        soak knobs, as for soak.sh
-#   NIGHTLY=1 qemu-run/main.sh              the long soak (SECS, default 3600 s each)
+#   qemu-run/jobs/run.sh [key=value ...]        soak knobs, as for soak.sh
+#   NIGHTLY=1 qemu-run/jobs/run.sh              the long soak (SECS, default 3600 s each)
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 t0=$(date +%s)
-"$TOP/qemu-run/kernel.sh" original || exit 1
-"$TOP/qemu-run/kernel.sh" patched || exit 1
-"$TOP/qemu-run/guest.sh" || exit 1
+"$TOP/qemu-run/kernel/build.sh" original || exit 1
+"$TOP/qemu-run/kernel/build.sh" patched || exit 1
+"$TOP/qemu-run/guest/image.sh" || exit 1
 if [ "${NIGHTLY:-0}" = 1 ]; then
 	export SECS=${SECS:-3600}
 fi
 status=0
 for k in original patched; do
-	NOBUILD=1 "$TOP/qemu-run/soak.sh" "$k" "$@" || status=1
+	NOBUILD=1 "$TOP/qemu-run/jobs/soak.sh" "$k" "$@" || status=1
 done
 "$TOP/qemu-run/deps.sh" report || exit 1
 python3 "$TOP/reports/report.py" || status=1

@@ -7,7 +7,7 @@
 # The patched tree is re-made only when the series changes, and then only the
 # files that differ are rewritten, so the kernel rebuild stays incremental.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 series_hash() {
 	local p

@@ -2,7 +2,7 @@
 /*
  * A QEMU TCG plugin: count the guest instructions executed per translation
  * block of the kernel's text, to attribute a benchmark's instructions to
- * kernel functions (qemu-run/insn-profile.sh maps the block addresses to
+ * kernel functions (qemu-run/jobs/insn-profile.sh maps the block addresses to
  * symbols with System.map).  Debian's QEMU can load plugins but ships no
  * header for them, so the few entry points used are declared here, as QEMU
  * 7.2's include/qemu/qemu-plugin.h (plugin API version 1) declares them.

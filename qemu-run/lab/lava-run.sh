@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Run one LAVA job here, end to end, as a lab would (make lava-run): write
-# the job (qemu-run/lava.py), run it with LAVA's own dispatcher (lava-run,
+# the job (qemu-run/lab/lava.py), run it with LAVA's own dispatcher (lava-run,
 # Debian's lava-dispatcher, on a QEMU device dictionary made here), then
 # store its log in the runs database as a local run (db/lava_collect.py).
 #
-#   qemu-run/lava-run.sh [JOB] [KERNEL]        JOB: soak (default), kselftest, stress, bench
+#   qemu-run/lab/lava-run.sh [JOB] [KERNEL]        JOB: soak (default), kselftest, stress, bench
 #
 # Environment: knobs as for lava.py (SOAK, STRESS, BENCH, STRESS_SECS, MEM,
 # SMP, CLOCK); LAVA_JOB_ID (default: the time) names the run folder;
 # NOBUILD=1 uses the kernel and guest that are there.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 job=${1:-soak}
 kernel=${2:-patched}
@@ -18,16 +18,16 @@ check_kernel_name "$kernel"
 case "$job" in kselftest | soak | stress | bench) ;; *) die "JOB is kselftest, soak, stress or bench, not '$job'" ;; esac
 "$TOP/qemu-run/deps.sh" lava-run
 if [ "${NOBUILD:-0}" != 1 ]; then
-	"$TOP/qemu-run/kernel.sh" "$kernel"
-	"$TOP/qemu-run/guest.sh"
+	"$TOP/qemu-run/kernel/build.sh" "$kernel"
+	"$TOP/qemu-run/guest/image.sh"
 fi
 [ -f "${GUEST_DISK:-$BUILD/guest/disk}/lava-demux.awk" ] ||
-	die "the guest in ${GUEST_DISK:-$BUILD/guest/disk} predates LAVA support: run qemu-run/guest.sh (without NOBUILD)"
+	die "the guest in ${GUEST_DISK:-$BUILD/guest/disk} predates LAVA support: run qemu-run/guest/image.sh (without NOBUILD)"
 
 id=${LAVA_JOB_ID:-$(date +%s)}
 work=$BUILD/lava/run-$id
 mkdir -p "$work"
-python3 "$TOP/qemu-run/lava.py" write --jobs "$job" --kernels "$kernel" --out "$BUILD/lava/jobs" >/dev/null
+python3 "$TOP/qemu-run/lab/lava.py" write --jobs "$job" --kernels "$kernel" --out "$BUILD/lava/jobs" >/dev/null
 def=$BUILD/lava/jobs/$job-$kernel.yaml
 
 # The device dictionary a lava-server renders from its qemu device type;
