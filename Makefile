@@ -26,7 +26,7 @@ fleet: deps ## a fleet-shaped soak on both kernels (FLEET: parent slices, a job 
 db-downsample: ## keep at most BUDGET (40) snapshots of the soaks older than OLDER_THAN (7) days; their figures stay
 	@python3 db/downsample.py --budget $(or $(BUDGET),40) --older-than $(or $(OLDER_THAN),7)
 
-nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (db/flaky.py)
+nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (reports/flaky.py)
 	@$(RUN)/jobs/flaky-nightly.sh
 
 .PHONY: fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell

@@ -138,7 +138,7 @@ def block_metrics(db):
     runs = db.execute("SELECT count(DISTINCT m.run_id), min(r.started), max(r.started) FROM kselftest_metrics m "
                       "JOIN runs r ON r.id = m.run_id WHERE m.attempt = 1").fetchone()
     out = [f'From {runs[0]} kselftest runs between {runs[1]} and {runs[2]} (first attempts only): '
-           '`python3 db/metrics.py`.  test_reparent_socket_limit: `dead_ms`, 64 MiB through the sockets of '
+           '`python3 reports/metrics.py`.  test_reparent_socket_limit: `dead_ms`, 64 MiB through the sockets of '
            'a removed child that sat at its memory.max; `ref_ms`, the same through a live sibling\'s; '
            '`oom`, `oom_kill`, `max`: the parent\'s memory.events during the transfer.  test_reparent_dirty_cgwb: '
            '`release_s`, seconds from the rmdir of a child that left a dirty file to its release (the wait ends at '
@@ -161,7 +161,7 @@ def block_flaky(db):
     n_runs = db.execute("SELECT count(*), min(started), max(started) FROM runs WHERE kind = 'kselftest'").fetchone()
     out = [f'First attempts of every subtest in the {n_runs[0]} stored kselftest runs ({n_runs[1]} to '
            f'{n_runs[2]}; `make nightly-flaky` adds 20 per kernel), subtests that failed at least once, '
-           f'original against this checkout\'s series (else the newest that ran): `python3 db/flaky.py` (all versions).  p: one-sided Fisher '
+           f'original against this checkout\'s series (else the newest that ran): `python3 reports/flaky.py` (all versions).  p: one-sided Fisher '
            'exact test that the series fails more often; p < 0.05 fails the nightly.', '']
     out += table(['test:subtest', 'original fails', f'{newest} fails', 'p'],
                  [[f'{t}:{s}', f'{kb} of {nb}', f'{k} of {n}', f'{p:.3g}' + (' **worse**' if w else '')]
@@ -171,14 +171,14 @@ def block_flaky(db):
 
 
 def block_bench(db):
-    """The newest bench batch, as db/bench_table.py --markdown prints it."""
+    """The newest bench batch, as reports/bench_table.py --markdown prints it."""
     batch = bench_table.latest_batch(db)
     if not batch:
         return ['No bench batch in this database: `NOBUILD=1 make bench` stores one (about 18 minutes).']
     head, rows, notes = bench_table.table(db, batch)
     lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
                      "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
-    out = [f'`python3 db/bench_table.py --batch {batch} --markdown`:', '',
+    out = [f'`python3 reports/bench_table.py --batch {batch} --markdown`:', '',
            bench_table.render(head, rows, notes, True)]
     lg = legend([r[0] for r in lab])
     return out + ([''] + [lg] if lg else [])

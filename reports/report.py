@@ -535,7 +535,7 @@ def section_flaky(page, st):
     page.add('</table><p class="caption">First attempts of every stored kselftest run (reruns of flaky '
              'subtests aside); p is the one-sided Fisher exact test that the kernel fails more often than '
              'original; a highlighted row (p &lt; 0.05) fails <code>make nightly-flaky</code> '
-             '(<code>db/flaky.py</code>).</p>')
+             '(<code>reports/flaky.py</code>).</p>')
 
 
 TREND_PLOTS = 12        # at most this many configuration x workload plots; the table has every row

@@ -1,6 +1,6 @@
 """Bench runs in the database: db/ingest.py on fake bench folders
 (fake_run.bench_run), the bench records' parser, batches, the side-by-side
-table (db/bench_table.py), and schema migration 002 on a version-1
+table (reports/bench_table.py), and schema migration 002 on a version-1
 database full of runs."""
 import io
 import os
@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'db'))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, 'reports'))
 import bench_table  # noqa: E402
 import check  # noqa: E402
 import fake_run  # noqa: E402
@@ -24,7 +25,7 @@ import records  # noqa: E402
 import store  # noqa: E402
 from test_ingest import Base  # noqa: E402
 
-BENCH_TABLE = os.path.join(TOP, 'db', 'bench_table.py')
+BENCH_TABLE = os.path.join(TOP, 'reports', 'bench_table.py')
 BATCH = '20261203-100000-bench'
 
 

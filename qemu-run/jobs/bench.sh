@@ -13,7 +13,7 @@
 # BENCH_CHURN=0, the churn soak of the selftests (soak.sh, CHURN_GENS=1000
 # generations, the same seed) on each kernel.  All these runs share a batch
 # id in the database; the end is the side-by-side table of the batch
-# (db/bench_table.py), also written to build/bench/<batch>.md.
+# (reports/bench_table.py), also written to build/bench/<batch>.md.
 #
 # Environment: CLOCK (icount, the default: the guest clock counts
 # instructions, boot.sh; wall for the host's), NOBUILD=1 uses the kernels
@@ -178,8 +178,8 @@ fi
 
 mkdir -p "$BUILD/bench"
 echo
-python3 "$TOP/db/bench_table.py" --batch "$batch" || status=1
-python3 "$TOP/db/bench_table.py" --batch "$batch" --markdown >"$BUILD/bench/$batch.md" || status=1
+python3 "$TOP/reports/bench_table.py" --batch "$batch" || status=1
+python3 "$TOP/reports/bench_table.py" --batch "$batch" --markdown >"$BUILD/bench/$batch.md" || status=1
 echo
 if [ $status = 0 ]; then
 	say "bench batch $batch finished in $(elapsed "$t0"); table: $BUILD/bench/$batch.md"

@@ -2,7 +2,7 @@
 # The nightly watch of flaky subtests (make nightly-flaky): REPEAT (20) runs
 # of the tests that have flaky entries in qemu-run/verdict/known-issues, in one boot
 # per kernel and with no reruns (make repeat), on original and patched,
-# stored in the runs database; then db/flaky.py compares their first-attempt
+# stored in the runs database; then reports/flaky.py compares their first-attempt
 # failure rates: patched failing a subtest significantly more often than
 # original (one-sided Fisher's exact test, p < 0.05) fails the night.
 # TESTS overrides the tests; NOBUILD=1 as for kselftest.sh.
@@ -19,4 +19,4 @@ for k in original patched; do
 	# A flake is a surprise to kselftest.sh; the rates below are the verdict.
 	"$TOP/qemu-run/jobs/kselftest.sh" "$k" "$tests" || warn "kernel $k: some outcomes surprised the matrix (counted below)"
 done
-python3 "$TOP/db/flaky.py" --since "$since"
+python3 "$TOP/reports/flaky.py" --since "$since"

@@ -122,7 +122,7 @@ class Blocks(unittest.TestCase):
             fake_run.bench_run(d, k, started=f'2026-12-04T0{i}:00:00Z')
             self.store(d, batch='b1')
         t = self.text('measured-bench')
-        self.assertIn('`python3 db/bench_table.py --batch b1 --markdown`', t)
+        self.assertIn('`python3 reports/bench_table.py --batch b1 --markdown`', t)
         self.assertIn('| fast.read_mibps |', t)
 
     def test_stress_block_shows_the_end_record(self):

@@ -1,4 +1,4 @@
-"""db/flaky.py: failure rates from the stored first attempts, and Fisher's
+"""reports/flaky.py: failure rates from the stored first attempts, and Fisher's
 exact test between kernels."""
 import os
 import shutil
@@ -6,7 +6,9 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'reports'))
 import flaky  # noqa: E402
 import ingest  # noqa: E402
 import store  # noqa: E402

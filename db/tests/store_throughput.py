@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure the store and the dashboard on generated data of real size.
 
-usage: db/tests/bench.py [--samples N] [--keep DIR]
+usage: db/tests/store_throughput.py [--samples N] [--keep DIR]
 
 Generates soak runs of original and patched (fake_run.py) with about N
 samples each (default 1,000,000), then measures:

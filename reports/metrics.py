@@ -2,7 +2,7 @@
 """The figures kselftest subtests print ("# METRIC subtest key=value"),
 per kernel: median [min-max] over every stored run.
 
-usage: db/metrics.py [--db PATH] [--subtest NAME] [--since TIMESTAMP]
+usage: reports/metrics.py [--db PATH] [--subtest NAME] [--since TIMESTAMP]
 
 A kernel is its name and the series hash of its image (kernels.series_hash,
 the first 8 digits; "?" when unknown), so two versions of the series never
@@ -14,7 +14,7 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'db'))
 import store  # noqa: E402
 
 

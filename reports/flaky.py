@@ -2,7 +2,7 @@
 """Failure rates of the kselftest subtests per kernel, and whether a kernel
 fails a subtest significantly more often than original.
 
-usage: db/flaky.py [--db PATH] [--since TIMESTAMP] [--alpha 0.05]
+usage: reports/flaky.py [--db PATH] [--since TIMESTAMP] [--alpha 0.05]
 
 Counts every kselftest run in the runs database (started at or after
 --since): per kernel (its name and series hash: "patched@534bd8e2", so two
@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'db'))
 import store  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The side-by-side table of a benchmark batch (qemu-run/jobs/bench.sh).
 
-usage: db/bench_table.py [--batch NAME] [--markdown] [--db PATH]
+usage: reports/bench_table.py [--batch NAME] [--markdown] [--db PATH]
 
 One row per metric and param (the page cache size for offline.*, the
 working set for fast.*): original and patched as median [min-max] (n) over
@@ -22,7 +22,7 @@ import random
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'db'))
 import store  # noqa: E402
 
 KERNELS = ('original', 'patched')
