@@ -3,7 +3,7 @@
 
 usage: db/ingest.py RUN_DIR [RUN_DIR ...] [--db PATH] [--replace] [--batch NAME]
 
-RUN_DIR is a folder written by qemu-run/boot/boot.sh (qemu-run/RECORDS.md):
+RUN_DIR is a folder written by qemu-run/boot/boot.sh (qemu-run/records/RECORDS.md):
 meta, results.log, samples.log, and summary when there is one.  Each run
 is stored in one transaction: a run is there whole or not at all, and a
 kill halfway leaves the database as it was.  A run is keyed by its folder
@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-for _d in ('verdict', 'jobs', 'kernel'):
+for _d in ('records', 'verdict', 'jobs', 'kernel'):
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run', _d))
 import records  # noqa: E402
 import store  # noqa: E402

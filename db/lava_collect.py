@@ -170,7 +170,7 @@ def iso(dt):
 
 def write_summary(run_dir, meta):
     """The summary line the local script of the job writes (tap.py for
-    kselftests, soak.sh and stress.sh --summary), into RUN_DIR/summary."""
+    kselftests, records.py for the guest tools), into RUN_DIR/summary."""
     q = os.path.join(TOP, 'qemu-run')
     kind = meta['job']
     if kind == 'kselftest':
@@ -179,10 +179,17 @@ def write_summary(run_dir, meta):
                '--known', os.path.join(q, 'verdict', 'known-issues'), '--expect', os.path.join(q, 'verdict', 'expectations'),
                '--plans', os.path.join(q, 'verdict', 'plans')] + (['--tests', words['tests']] if 'tests' in words else []) \
             + [os.path.join(run_dir, 'results.log')]
-    elif kind == 'soak':
-        cmd = ['bash', os.path.join(q, 'jobs', 'soak.sh'), '--summary', os.path.join(run_dir, 'samples.log')]
-    elif kind == 'stress':
-        cmd = ['bash', os.path.join(q, 'jobs', 'stress.sh'), '--summary', run_dir]
+    elif kind in ('soak', 'stress', 'bench'):
+        sys.path.insert(0, os.path.join(q, 'records'))
+        import records
+        if kind == 'stress':
+            line = records.stress_summary(run_dir, f'stress {meta.get("kernel", "?")}')[1]
+        else:
+            summary = records.soak_summary if kind == 'soak' else records.bench_summary
+            line = summary(os.path.join(run_dir, 'samples.log'), kind)[1]
+        with open(os.path.join(run_dir, 'summary'), 'w') as f:
+            f.write(line + '\n')
+        return
     else:
         return
     r = subprocess.run(cmd, capture_output=True, text=True)

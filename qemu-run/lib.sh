@@ -96,31 +96,72 @@ commit_series() {
 	echo "$parent"
 }
 
-# The verdict on a test soak's direction (test.sh): soak_direction KERNEL
-# CHANGES SCAN, where CHANGES is 1 when KERNEL carries kernel changes of the
-# series and SCAN is soak.sh --scan's key=value words.  Prints one line,
-# "PASS|FAIL KERNEL soak: ...".  Judged on the dying memcgs after the
-# guest's final drop_caches: original must keep at least 25% of its
-# generations, a kernel with the series' changes at most 2%.  A missing or
-# non-numeric figure fails: it never reads as 0.
-soak_direction() {
-	local kernel=$1 changes=$2 dying reached want ok
-	dying=$(tr ' ' '\n' <<<"$3" | sed -n 's/^dying_drop=//p')
-	reached=$(tr ' ' '\n' <<<"$3" | sed -n 's/^reached=//p')
-	case "$dying" in ''|*[!0-9]*)
-		echo "FAIL $kernel soak: no dying count after drop_caches in the samples (got '$dying')"; return ;;
-	esac
-	case "$reached" in ''|*[!0-9]*|0)
-		echo "FAIL $kernel soak: no generation reached in the samples (got '$reached')"; return ;;
-	esac
-	if [ "$changes" = 1 ]; then
-		want="at most $((reached / 50)) (2%)"
-		ok=$((dying <= reached / 50))
-	else
-		want="at least $((reached / 4)) (25%)"
-		ok=$((dying >= reached / 4))
+# ---- the one runner of the guest tools (jobs/soak.sh, stress.sh, bench.sh)
+
+RECORDS="$TOP/qemu-run/records/records.py"
+
+# tool_knobs TOOL [key=value ...]: the knobs of a run, in knobs=(): those
+# the caller put there first (from its variables), then the words of
+# $TOOL_EXTRA (make's SOAK=, STRESS=, BENCH=), then the arguments; the guest
+# takes the last of each.  Each is key=value without spaces, and the whole
+# set is checked on the host against the tool's own table (guest/knobs.py)
+# before anything boots.
+tool_knobs() {
+	local tool=$1 kv
+	shift
+	# shellcheck disable=SC2206
+	[ -n "${TOOL_EXTRA:-}" ] && knobs+=(${TOOL_EXTRA})
+	knobs+=("$@")
+	for kv in ${knobs[@]+"${knobs[@]}"}; do
+		[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "$tool knobs are key=value without spaces, not '$kv'"
+	done
+	python3 "$TOP/qemu-run/guest/knobs.py" "$tool" ${knobs[@]+"${knobs[@]}"} ||
+		die "bad $tool knobs (see above): nothing was booted"
+}
+
+# knob NAME DEFAULT: the value of a knob as the guest will see it (the last one).
+knob() {
+	local kv v=$2
+	for kv in ${knobs[@]+"${knobs[@]}"}; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done
+	echo "$v"
+}
+
+# tool_run KERNEL TOOL LABEL [boot words ...]: boot KERNEL for the guest
+# tool TOOL into $RUN_DIR with its knobs as TOOL.key=value (boot.sh adds
+# "rr."), a progress line every PROGRESS_SECS (default 5) while it runs,
+# then its summary line (also in $RUN_DIR/summary), the guest's last words
+# when it failed, and the run stored in the database (failed runs too; in
+# batch $RUN_BATCH when set).  The records are read by records.py only.  Sets
+# boot_rc, sum_rc and store_rc; returns 0 only when all three are 0.
+tool_run() {
+	local kernel=$1 tool=$2 label=$3 t0 monitor target
+	shift 3
+	t0=$(date +%s)
+	mkdir -p "$RUN_DIR"
+	(
+		while sleep "${PROGRESS_SECS:-5}"; do
+			python3 "$RECORDS" progress "$tool" "$RUN_DIR/samples.log" "$label" "$(elapsed "$t0")" \
+				${TOOL_SECS:+"$TOOL_SECS"} >&2 || true
+		done
+	) &
+	monitor=$!
+	boot_rc=0
+	RUN_DIR=$RUN_DIR "$TOP/qemu-run/boot/boot.sh" "$kernel" "$tool" \
+		${knobs[@]+"${knobs[@]/#/$tool.}"} "$@" || boot_rc=$?
+	kill "$monitor" 2>/dev/null || true
+	wait "$monitor" 2>/dev/null || true
+
+	echo
+	target=$RUN_DIR/samples.log
+	[ "$tool" = stress ] && target=$RUN_DIR
+	sum_rc=0
+	python3 "$RECORDS" summary "$tool" "$target" "$label" "$(elapsed "$t0")" | tee "$RUN_DIR/summary" || sum_rc=$?
+	if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
+		python3 "$RECORDS" last-words "$tool" "$RUN_DIR" >&2 || true
 	fi
-	echo "$([ "$ok" = 1 ] && echo PASS || echo FAIL) $kernel soak: $dying dying memory cgroups after $reached generations and drop_caches, want $want"
+	store_rc=0
+	python3 "$TOP/db/ingest.py" ${RUN_BATCH:+--batch "$RUN_BATCH"} "$RUN_DIR" || store_rc=$?
+	[ "$boot_rc" = 0 ] && [ "$sum_rc" = 0 ] && [ "$store_rc" = 0 ]
 }
 
 # The series version an image was built from (kernel.sh writes it into the

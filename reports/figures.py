@@ -201,7 +201,7 @@ def block_stress(db):
         [lab, r[0], r[2], r[3], r[4], r[5]] + [
             dict(db.execute('SELECT key, value FROM params WHERE run_id = ?', (r[0],)).fetchall())
             .get(f'end.{k}', '') for k in keys] for lab, r in picked.items()])
-    out += ['', 'The guest stress tool\'s end record (`qemu-run/RECORDS.md`); a kernel report or an '
+    out += ['', 'The guest stress tool\'s end record (`qemu-run/records/RECORDS.md`); a kernel report or an '
             'unfinished boot makes the verdict "bad".']
     lg = legend(list(picked))
     return out + ([lg] if lg else [])

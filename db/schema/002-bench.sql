@@ -55,7 +55,7 @@ ALTER TABLE runs_new RENAME TO runs;
 CREATE INDEX runs_kernel ON runs (kernel_id, kind, started);
 CREATE INDEX runs_batch ON runs (batch);
 
--- One row per "@@ result" of a bench run (qemu-run/RECORDS.md).  value is
+-- One row per "@@ result" of a bench run (qemu-run/records/RECORDS.md).  value is
 -- NULL when the event did not happen within limit (same unit): a css that
 -- was not released within the wait, never a made-up number.
 CREATE TABLE bench (

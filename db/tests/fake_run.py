@@ -7,7 +7,7 @@ usage: db/tests/fake_run.py DIR --kernel original|patched [--job soak|kselftest]
        db/tests/fake_run.py --fill-db DB WORKDIR [NIGHTS [GENS [SAMPLE_EVERY]]]
 
 A soak folder gets meta, results.log and samples.log in the format of
-qemu-run/RECORDS.md, shaped like what guest/soak.c records: on original the
+qemu-run/records/RECORDS.md, shaped like what guest/soak.c records: on original the
 dying memory cgroups grow with the generation (about 0.8 per generation,
 each costing percpu and slab memory), on patched they stay bounded near
 the number of jobs.  The workload is the same on both (same seed).

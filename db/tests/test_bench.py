@@ -16,6 +16,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'records'))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, 'reports'))
 import bench_table  # noqa: E402

@@ -17,6 +17,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'records'))
 sys.path.insert(0, HERE)
 import check  # noqa: E402
 import fake_run  # noqa: E402

@@ -12,8 +12,12 @@ Only kernel messages count: a report line must carry the printk timestamp
 ("[   12.345678] "), so a test that prints "BUG" itself is not a finding.
 """
 import argparse
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'records'))
+import records  # noqa: E402
 
 # (kind, regex on the message after the timestamp).  First match wins, so
 # specific reports come before the generic ones they also match.
@@ -68,11 +72,8 @@ def findings(console_lines):
 
 def done_record(results_lines):
     """(rc, error) of the guest's "@@ done rc=N [error=...]" record, or None."""
-    for line in reversed(results_lines):
-        m = re.match(r'^@@ done rc=(\d+)(?: error=(.*))?', line)
-        if m:
-            return int(m.group(1)), m.group(2)
-    return None
+    done = records.read_boot(results_lines)[1]
+    return (done['rc'], done['error']) if done else None
 
 
 def classify(console_lines, results_lines, timed_out=None):

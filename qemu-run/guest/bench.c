@@ -54,7 +54,7 @@
  *                        spread and delta are those of the emulator and
  *                        the host, the noise the others must be read against
  *
- * Records go to out=/dev/ttyS2 (samples.log) as qemu-run/RECORDS.md says:
+ * Records go to out=/dev/ttyS2 (samples.log) as qemu-run/records/RECORDS.md says:
  * "@@ run bench <knobs>", one "@@ result metric= param= rep= value= unit="
  * per measurement, "@@ progress", "@@ end rc=".  They are written, and the
  * port drained, between measurements, never during one.  The order of the

@@ -38,7 +38,7 @@
  * touched in a cgroup outside the parent (memory pressure).
  *
  * Records go to out=/dev/ttyS2 (the host's samples.log) in the format of
- * qemu-run/RECORDS.md: "@@ run" once; a snapshot ("@@ sample" .. "@@
+ * qemu-run/records/RECORDS.md: "@@ run" once; a snapshot ("@@ sample" .. "@@
  * endsample", built in memory, one write()) at gen 0, every sample_every
  * generations and/or sample_ms, and after the last generation; "@@ progress"
  * every progress_ms; with drop=1 a last snapshot marked after=drop_caches

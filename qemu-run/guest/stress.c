@@ -51,7 +51,7 @@
  *           and verified a moment later: the swap-in of a kept task finds
  *           entries of a removed cgroup
  *
- * Records go to out=/dev/ttyS2 (qemu-run/RECORDS.md): "@@ run" once, "@@
+ * Records go to out=/dev/ttyS2 (qemu-run/records/RECORDS.md): "@@ run" once, "@@
  * progress" every progress_ms, "@@ end" with every counter.  Each operation
  * that must not fail and did is named on the console ("stress: FAIL: ...")
  * and makes rc 1.  At the end everything is killed and removed, and the

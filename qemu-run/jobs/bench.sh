@@ -30,43 +30,10 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-# Count the records of a bench samples.log: key=value words (tests too).
-scan_bench() {
-	awk '
-	/^@@ result / { n++; if ($0 ~ / value=none /) none++ }
-	/^@@ progress / { last = $0 }
-	/^@@ end / { ended = 1; for (i = 3; i <= NF; i++) { split($i, kv, "="); e[kv[1]] = kv[2] } }
-	END {
-		split(last, w, " "); for (i = 3; i in w; i++) { split(w[i], kv, "="); p[kv[1]] = kv[2] }
-		printf "results=%d none=%d ended=%d rc=%s t_ms=%s part=%s done=%s of=%s\n", n, none, ended, \
-			ended ? e["rc"] : "", ended ? e["t_ms"] : "", p["part"], p["done"], p["of"]
-	}' "$1"
-}
-
-# The summary line of one bench boot; status 1 unless it ended with rc=0.
-bench_summary() {
-	local f=$1 label=$2
-	scan_bench "$f" | awk -v label="$label" -v f="$f" '{
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		none = v["none"] ? sprintf(" (%d of them not within their limit)", v["none"]) : ""
-		if (v["ended"]) {
-			status = v["rc"] == 0 ? "done" : "done with errors (rc=" v["rc"] ")"
-			printf "%s: %s: %d results%s in %.0f s; results: %s\n", label, status, v["results"], none, v["t_ms"] / 1000, f
-			exit (v["rc"] == 0 ? 0 : 1)
-		}
-		if (v["results"] == 0) { printf "%s: FAILED: no results at all (%s)\n", label, f; exit 1 }
-		at = v["part"] != "" ? sprintf(" (%s %s/%s done)", v["part"], v["done"], v["of"]) : ""
-		printf "%s: FAILED: no \"@@ end\" after %d results%s; results: %s\n", label, v["results"], at, f
-		exit 1
-	}
-	END { if (NR == 0) { printf "%s: FAILED: no results at all (%s)\n", label, f; exit 1 } }'
-}
-
 case "${1:-}" in
 --summary|--scan)
 	[ -f "${2:-}" ] || die "usage: bench.sh $1 SAMPLES.LOG"
-	if [ "$1" = --scan ]; then scan_bench "$2"; else bench_summary "$2" bench; fi
-	exit
+	if [ "$1" = --scan ]; then exec python3 "$RECORDS" scan bench "$2"; else exec python3 "$RECORDS" summary bench "$2" bench; fi
 	;;
 esac
 
@@ -77,19 +44,7 @@ CHURN_GENS=${CHURN_GENS:-1000}
 	die "ROUNDS (>= 1), CHURN_GENS and SEED are numbers, not '$ROUNDS', '$CHURN_GENS', '$SEED'"
 
 knobs=("seed=$SEED")
-# shellcheck disable=SC2206
-[ -n "${BENCH:-}" ] && knobs+=(${BENCH})
-for kv in "$@"; do
-	[[ "$kv" =~ ^[a-z_]+=[^[:space:]]+$ ]] || die "bench knobs are key=value without spaces, not '$kv'"
-	knobs+=("$kv")
-done
-# Checked on the host against bench.c's own table before anything boots.
-python3 "$TOP/qemu-run/guest/knobs.py" bench "${knobs[@]}" || die "bad bench knobs (see above): nothing was booted"
-knob() { # the value of knob $1 as the guest will see it (the last one), or $2
-	local kv v=$2
-	for kv in "${knobs[@]}"; do [ "${kv%%=*}" = "$1" ] && v=${kv#*=}; done
-	echo "$v"
-}
+TOOL_EXTRA=${BENCH:-} tool_knobs bench "$@"
 sizes=$(knob sizes 1,4,16,64,256,512)
 parts=$(knob parts offline,fast)
 reps=$(knob reps 3)
@@ -127,32 +82,16 @@ t0=$(date +%s)
 status=0
 failed=()
 
+# One bench boot, stored in the batch as it ends.
 bench_boot() {
-	local kernel=$1 round=$2 label dir monitor boot_rc=0 sum_rc=0
+	local kernel=$1 round=$2 label
+	boot_rc=1 sum_rc=1 store_rc=1
 	label="bench $kernel (round $round/$ROUNDS)"
-	dir=$BUILD/runs/$batch-$round-$kernel
-	mkdir -p "$dir"
-	(
-		while sleep "${PROGRESS_SECS:-10}"; do
-			scan_bench "$dir/samples.log" 2>/dev/null | awk -v label="$label" -v wall="$(elapsed "$t0")" '{
-				for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-				if (v["part"] == "") printf "%s: booting or first measurement, wall %s\n", label, wall
-				else printf "%s: %s %d/%d, %d results, wall %s\n", label, v["part"], v["done"], v["of"], v["results"], wall
-			}' >&2
-		done
-	) &
-	monitor=$!
-	RUN_DIR=$dir "$TOP/qemu-run/boot/boot.sh" "$kernel" bench "bench.tag=$batch" "${knobs[@]/#/bench.}" || boot_rc=$?
-	kill "$monitor" 2>/dev/null
-	wait "$monitor" 2>/dev/null
-	bench_summary "$dir/samples.log" "$label" | tee "$dir/summary" || sum_rc=1
-	if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
-		grep -a '^bench' "$dir/console.log" 2>/dev/null | grep -v ' rep [0-9]*: ' | tail -n 5 | sed 's/^/    guest: /' >&2
-	fi
-	python3 "$TOP/db/ingest.py" --batch "$batch" "$dir" || { warn "run $dir not stored in the runs database"; status=1; }
-	if [ "$boot_rc" != 0 ] || [ "$sum_rc" != 0 ]; then
+	if ! RUN_DIR=$BUILD/runs/$batch-$round-$kernel RUN_BATCH=$batch PROGRESS_SECS=${PROGRESS_SECS:-10} \
+		tool_run "$kernel" bench "$label" "bench.tag=$batch"; then
 		status=1
-		failed+=("$label")
+		[ "$store_rc" = 0 ] || warn "run $BUILD/runs/$batch-$round-$kernel not stored in the runs database"
+		{ [ "$boot_rc" = 0 ] && [ "$sum_rc" = 0 ]; } || failed+=("$label")
 	fi
 }
 
@@ -166,13 +105,12 @@ done
 if [ "${BENCH_CHURN:-1}" != 0 ]; then
 	for k in original patched; do
 		dir=$BUILD/runs/$batch-churn-$k
-		if ! NOBUILD=1 MEM=${CHURN_MEM:-1024} DEADLINE='' CLOCK=wall RUN_DIR=$dir \
+		# soak.sh stores the run in the batch.
+		if ! NOBUILD=1 MEM=${CHURN_MEM:-1024} DEADLINE='' CLOCK=wall RUN_DIR=$dir RUN_BATCH=$batch \
 			"$TOP/qemu-run/jobs/soak.sh" "$k" "gens=$CHURN_GENS" "seed=$SEED"; then
 			status=1
 			failed+=("churn $k")
 		fi
-		# soak.sh stored the run; put it in the batch.
-		python3 "$TOP/db/ingest.py" --batch "$batch" "$dir" >/dev/null || status=1
 	done
 fi
 

@@ -3,7 +3,7 @@ of them.
 
 samples-patched-bench.log is a real samples.log: the patched kernel,
 `qemu-run/jobs/bench.sh sizes=1,64,256 reps=1 fast_reps=1 timeout_ms=5000`.
-The format tests hold it to qemu-run/RECORDS.md and to db/records.py's
+The format tests hold it to qemu-run/records/RECORDS.md and to qemu-run/records/records.py's
 parser; the summary tests cut it the ways a crash or the deadline cuts it.
 """
 import io
@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 BENCH_SH = os.path.join(TOP, 'qemu-run', 'jobs', 'bench.sh')
 FIXTURE = os.path.join(HERE, 'fixtures', 'samples-patched-bench.log')
-sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'records'))
 import records  # noqa: E402
 
 RESULT = re.compile(r'^@@ result metric=[a-z][a-z0-9_]*(\.[a-z0-9_]+)* param=\d+ rep=[1-9]\d* '

@@ -2,7 +2,7 @@
 
 samples-original-soak.log is a real samples.log: the original kernel,
 `qemu-run/jobs/soak.sh original gens=20 sample_every=10`.  The format tests hold
-it to qemu-run/RECORDS.md; the summary tests cut it the ways a crash or the
+it to qemu-run/records/RECORDS.md; the summary tests cut it the ways a crash or the
 deadline cuts it.
 
 The guest test (a soak killed by its deadline) boots QEMU: it runs only when

@@ -1,16 +1,16 @@
-"""make test's verdict on a soak's direction (qemu-run/lib.sh soak_direction):
+"""make test's verdict on a soak's direction (records.py soak_direction):
 a missing figure fails, it never reads as 0 dying."""
 import os
 import subprocess
+import sys
 import unittest
 
-LIB = os.path.join(os.path.dirname(__file__), '..', 'lib.sh')
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'records'))
+import records  # noqa: E402
 
 
 def verdict(kernel, changes, scan):
-    out = subprocess.run(['bash', '-c', f'. "{LIB}"; soak_direction "$@"', 'x', kernel, str(changes), scan],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
+    return records.soak_direction(kernel, changes, records.kv_words(scan))[1]
 
 
 class SoakDirection(unittest.TestCase):
