@@ -289,24 +289,12 @@ static void settle(void)
 	}
 }
 
-/* xorshift64*: the order of each rep depends on seed and rep only. */
-static uint64_t rng;
-
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return n ? (unsigned)((rng * 0x2545f4914f6cdd1dULL) >> 33) % n : 0;
-}
-
+/* The order of each rep depends on seed and rep only (tool.h's xorshift64*). */
 static void shuffle(int *v, int n, long rep)
 {
 	int i, j, t;
 
-	rng = ((uint64_t)NUM("seed") << 32 ^ (uint64_t)rep) * 0x9e3779b97f4a7c15ULL + 1;
-	if (!rng)
-		rng = 1;
+	rng_set(((uint64_t)NUM("seed") << 32 ^ (uint64_t)rep) * 0x9e3779b97f4a7c15ULL + 1);
 	for (i = n - 1; i > 0; i--) {
 		j = rnd(i + 1);
 		t = v[i];
@@ -315,26 +303,10 @@ static void shuffle(int *v, int n, long rep)
 	}
 }
 
-static int write_file(const char *p, long bytes, int do_fsync)
+/* A file of bytes written and fsynced, from chunk (tool.h). */
+static int write_synced(const char *p, long bytes)
 {
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0)
-		return -1;
-	while (bytes > 0) {
-		long n = bytes < (long)sizeof(chunk) ? bytes : (long)sizeof(chunk);
-
-		if (write(fd, chunk, n) != n) {
-			close(fd);
-			return -1;
-		}
-		bytes -= n;
-	}
-	if (do_fsync && fsync(fd)) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
+	return write_file(p, O_TRUNC, bytes, 1, chunk, sizeof(chunk));
 }
 
 /* Percent of the file's pages in memory. */
@@ -486,7 +458,7 @@ static int offline_writer(long arg)
 {
 	(void)arg;
 	alarm(CHILD_SECS);
-	return write_file(offline_file, offline_size_mb << 20, 1) ? 1 : 0;
+	return write_synced(offline_file, offline_size_mb << 20) ? 1 : 0;
 }
 
 static void offline_rep(struct probe *pr, long size_mb, long rep)
@@ -679,7 +651,7 @@ static int fast_read(long arg)
 	alarm(CHILD_SECS);
 	pin(NUM("cpu"));
 	snprintf(p, sizeof(p), "%s/fast-read-%ld", STR("dir"), fast_rep);
-	if (write_file(p, bytes, 1))
+	if (write_synced(p, bytes))
 		return 1;
 	fd = open(p, O_RDONLY);
 	if (fd < 0)
@@ -834,7 +806,7 @@ static int fast_filefault(long arg)
 	alarm(CHILD_SECS);
 	pin(NUM("cpu"));
 	snprintf(p, sizeof(p), "%s/fast-filefault-%ld", STR("dir"), fast_rep);
-	if (write_file(p, len, 1))
+	if (write_synced(p, len))
 		return 1;
 	fd = open(p, O_RDONLY);
 	if (fd < 0)
@@ -877,7 +849,7 @@ static int fast_truncate(long arg)
 	pin(NUM("cpu"));
 	snprintf(p, sizeof(p), "%s/fast-truncate-%ld", STR("dir"), fast_rep);
 	for (loop = 0; loop <= NUM("truncate_loops"); loop++) {
-		if (write_file(p, len, 1))
+		if (write_synced(p, len))
 			return 1;
 		fd = open(p, O_RDWR);
 		if (fd < 0)

@@ -157,23 +157,12 @@ static long slice_of(long gen)
 	return NUM("slices") > 1 ? 1 + (gen - 1) % NUM("slices") : 0;
 }
 
-/* xorshift64*: the per-generation stream is a function of seed and gen only. */
-static uint64_t rng;
-
+/* The per-generation stream (tool.h's xorshift64*) is a function of seed and gen only. */
 static void rng_seed(long gen)
 {
-	rng = ((uint64_t)NUM("seed") << 32 ^ (uint64_t)gen) * 0x9e3779b97f4a7c15ULL + 1;
-	rng ^= rng >> 31;
-	if (!rng)
-		rng = 1;
-}
+	uint64_t r = ((uint64_t)NUM("seed") << 32 ^ (uint64_t)gen) * 0x9e3779b97f4a7c15ULL + 1;
 
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return n ? (unsigned)((rng * 0x2545f4914f6cdd1dULL) >> 33) % n : 0;
+	rng_set(r ^ r >> 31);
 }
 
 static char *path(char *buf, size_t len, const char *fmt, ...)
@@ -189,22 +178,10 @@ static char *path(char *buf, size_t len, const char *fmt, ...)
 
 static char chunk[64 << 10];
 
-static int write_file(const char *p, int flags, long bytes)
+/* A file of bytes from chunk (tool.h's write_file, no fsync). */
+static int put_file(const char *p, int flags, long bytes)
 {
-	int fd = open(p, O_WRONLY | O_CREAT | flags, 0644);
-
-	if (fd < 0)
-		return -1;
-	while (bytes > 0) {
-		long n = bytes < (long)sizeof(chunk) ? bytes : (long)sizeof(chunk);
-
-		if (write(fd, chunk, n) != n) {
-			close(fd);
-			return -1;
-		}
-		bytes -= n;
-	}
-	return close(fd);
+	return write_file(p, flags, bytes, 0, chunk, sizeof(chunk));
 }
 
 static long read_file_all(const char *p)
@@ -226,7 +203,7 @@ static int body_log(long gen)
 	char p[256], line[128];
 	int fd, n, bad = 0;
 
-	if (write_file(path(p, sizeof(p), "logs/job-%ld.log", gen), O_TRUNC, NUM("log_kb") << 10))
+	if (put_file(path(p, sizeof(p), "logs/job-%ld.log", gen), O_TRUNC, NUM("log_kb") << 10))
 		bad = 1;
 	fd = open(path(p, sizeof(p), "shared.log"), O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (fd < 0)
@@ -250,14 +227,14 @@ static int body_read(long gen)
 	(void)gen;
 	for (i = 0; i < 4; i++) {
 		path(p, sizeof(p), "shared/s%u", rnd(nfiles));
-		if (read_file_all(p) < 0 && write_file(p, O_EXCL, NUM("file_kb") << 10) && errno != EEXIST)
+		if (read_file_all(p) < 0 && put_file(p, O_EXCL, NUM("file_kb") << 10) && errno != EEXIST)
 			return 1;
 	}
 	if (rnd(16) == 0) {
 		/* A new version of a shared file, as a package update does it. */
 		path(p, sizeof(p), "shared/s%u", rnd(nfiles));
 		path(tmp, sizeof(tmp), "shared/.new-%ld", gen);
-		if (write_file(tmp, O_TRUNC, NUM("file_kb") << 10) || rename(tmp, p))
+		if (put_file(tmp, O_TRUNC, NUM("file_kb") << 10) || rename(tmp, p))
 			return 1;
 	}
 	return 0;
@@ -285,7 +262,7 @@ static int body_files(long gen)
 		return 1;
 	for (i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "%s/f%ld", d, i);
-		if (write_file(p, O_TRUNC, rnd(1025)))
+		if (put_file(p, O_TRUNC, rnd(1025)))
 			return 1;
 	}
 	/* Jobs up to gen - jobs are done (slots): delete an older tree. */
@@ -334,12 +311,12 @@ static int body_tmpfs(long gen)
 {
 	char p[256], q[256];
 
-	if (write_file(path(p, sizeof(p), "tmp/job-%ld", gen), O_TRUNC, NUM("tmpfs_kb") << 10))
+	if (put_file(path(p, sizeof(p), "tmp/job-%ld", gen), O_TRUNC, NUM("tmpfs_kb") << 10))
 		return 1;
 	if (rnd(2))
 		unlink(p);
 	/* A scratch file that lives only as long as the job. */
-	if (write_file(path(q, sizeof(q), "tmp/scratch-%ld", gen), O_TRUNC, 4096))
+	if (put_file(path(q, sizeof(q), "tmp/scratch-%ld", gen), O_TRUNC, 4096))
 		return 1;
 	unlink(q);
 	if (NUM("keep") && gen > NUM("keep"))
@@ -513,40 +490,19 @@ static void bprintf(struct buf *b, const char *fmt, ...)
 	b->len += n;
 }
 
-static void write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			perror("soak: writing records");
-			return;
-		}
-		p += n;
-		len -= n;
-	}
-}
-
 static void out_write(const char *p, size_t len)
 {
-	write_all(out_fd, p, len);
+	if (write_all(out_fd, p, len))
+		perror("soak: writing records");
 }
 
 static void record(const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	vrecord(out_fd, "soak", fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	out_write(line, n);
 }
 
 static char fbuf[512 << 10];

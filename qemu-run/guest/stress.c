@@ -178,29 +178,14 @@ static void fail(const char *fmt, ...)
 static long mem_kb, hog_mb, parent_mb, mapfiles, shmfiles;
 static int nodes = 1, thp;
 
-/* ---- random numbers: xorshift64*, one stream per process */
-
-static uint64_t rng = 1;
+/* ---- random numbers: tool.h's xorshift64*, one stream per process */
 
 static void rng_seed(long a, long b)
 {
-	rng = ((uint64_t)NUM("seed") * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)a << 32) ^ (uint64_t)b * 0xbf58476d1ce4e5b9ULL;
-	rng ^= rng >> 29;
-	if (!rng)
-		rng = 1;
-}
+	uint64_t r = ((uint64_t)NUM("seed") * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)a << 32) ^
+		     (uint64_t)b * 0xbf58476d1ce4e5b9ULL;
 
-static uint64_t rnd64(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dULL;
-}
-
-static unsigned rnd(unsigned n)
-{
-	return n ? (unsigned)(rnd64() >> 33) % n : 0;
+	rng_set(r ^ r >> 29);
 }
 
 /* ---- the task bodies */
@@ -1485,18 +1470,11 @@ static int out_fd = -1;
 
 static void record(const char *fmt, ...)
 {
-	char line[4096];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	vrecord(out_fd, "stress", fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(out_fd, line, n) != n)
-		perror("stress: writing a record");
 }
 
 static long swap_used_kb(void)

@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +309,89 @@ static TOOL_UNUSED int open_raw(const char *p)
 		tcsetattr(fd, TCSANOW, &tio);
 	}
 	return fd;
+}
+
+/* Write all of p to fd (a record port or a file), through EINTR; -1 on error. */
+static TOOL_UNUSED int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * One record: fmt and a newline, cut to 4 KiB, written whole to fd
+ * (qemu-run/records/RECORDS.md).  The tool's name is for the error.
+ */
+static TOOL_UNUSED void vrecord(int fd, const char *tool, const char *fmt, va_list ap)
+{
+	char line[4096];
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write_all(fd, line, n))
+		fprintf(stderr, "%s: writing a record: %s\n", tool, strerror(errno));
+}
+
+/* ---- random numbers: xorshift64*, one stream per process, seeded by each tool */
+
+static uint64_t tool_rng = 1;
+
+static TOOL_UNUSED void rng_set(uint64_t seed)
+{
+	tool_rng = seed ? seed : 1;
+}
+
+static TOOL_UNUSED uint64_t rnd64(void)
+{
+	tool_rng ^= tool_rng >> 12;
+	tool_rng ^= tool_rng << 25;
+	tool_rng ^= tool_rng >> 27;
+	return tool_rng * 0x2545f4914f6cdd1dULL;
+}
+
+/* Uniform in [0, n); 0 for n == 0 (the stream still moves on). */
+static TOOL_UNUSED unsigned rnd(unsigned n)
+{
+	uint64_t r = rnd64();
+
+	return n ? (unsigned)(r >> 33) % n : 0;
+}
+
+/* Write bytes of buf (repeated) to p, created or opened with flags; fsync it too. -1 on error. */
+static TOOL_UNUSED int write_file(const char *p, int flags, long bytes, int do_fsync, const char *buf, long buflen)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | flags, 0644);
+
+	if (fd < 0)
+		return -1;
+	while (bytes > 0) {
+		long n = bytes < buflen ? bytes : buflen;
+
+		if (write(fd, buf, n) != n) {
+			close(fd);
+			return -1;
+		}
+		bytes -= n;
+	}
+	if (do_fsync && fsync(fd)) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
 }
 
 #endif /* GUEST_TOOL_H */
