@@ -18,37 +18,17 @@ said so.  Exit status 1 when there is no such batch.
 """
 import argparse
 import os
-import random
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'db'))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402,F401 (puts db/ on the path)
 import store  # noqa: E402
+from compare import (  # noqa: E402
+    bootstrap_ci, num as fmt, overlap, p75_delta, pct, size)
 
 KERNELS = ('original', 'patched')
 NOT_REACHED = {'offline.release_us': 'not released'}
-
-
-def fmt(v):
-    """A number with 3 significant digits, no exponent below a billion."""
-    if v == 0:
-        return '0'
-    a = abs(v)
-    if a >= 100:
-        return f'{v:.0f}'
-    if a >= 10:
-        return f'{v:.1f}'
-    if a >= 1:
-        return f'{v:.2f}'
-    return f'{v:.3g}'
-
-
-def fmt_param(metric, kb):
-    if not kb:
-        return '-'
-    if kb % 1024 == 0:
-        return f'{kb // 1024} MiB'
-    return f'{kb} KiB'
 
 
 def cell(values, metric):
@@ -69,58 +49,14 @@ def cell(values, metric):
     return text, (med if not missing else None)
 
 
-def pct(o, p):
-    """The change from o to p in %, or '' when there is none to give."""
-    return f'{100 * (p - o) / o:+.1f}%' if o and p is not None else ''
 
 
-def upper_quartile(values):
-    """The upper quartile (statistics.quantiles, inclusive method: linear
-    interpolation between the sorted values), or None with fewer than 4
-    values or with a value not reached."""
-    got = sorted(v for v in values if v is not None)
-    if len(got) < 4 or len(got) != len(values):
-        return None
-    return statistics.quantiles(got, n=4, method='inclusive')[2]
 
 
-def p75_delta(metric, o, p):
-    """The change of the upper quartile, for the fast.* rates (higher is
-    better): the emulator runs in a fast and a slow state (the control
-    fast.spin_mops shows both), a median moves with the mix of the two, and
-    the upper quartile compares the fast state."""
-    if not metric.startswith('fast.'):
-        return ''
-    return pct(upper_quartile(o), upper_quartile(p))
 
 
-def bootstrap_ci(a, b, reps=2000, seed=1):
-    """The 95% interval of the change of the median from a to b, in %, by
-    the percentile bootstrap (each kernel's values resampled with
-    replacement, reps times, a fixed seed so the table is reproducible), or
-    '' when a value is missing or there are fewer than 3 on a side."""
-    a, b = [v for v in a if v is not None], [v for v in b if v is not None]
-    if len(a) < 3 or len(b) < 3:
-        return ''
-    rng = random.Random(seed)
-    deltas = []
-    for _ in range(reps):
-        ma = statistics.median(rng.choices(a, k=len(a)))
-        mb = statistics.median(rng.choices(b, k=len(b)))
-        if ma:
-            deltas.append(100 * (mb - ma) / ma)
-    if len(deltas) < reps // 2:
-        return ''
-    deltas.sort()
-    lo, hi = deltas[int(0.025 * len(deltas))], deltas[int(0.975 * len(deltas)) - 1]
-    return f'[{lo:+.1f}%, {hi:+.1f}%]'
 
 
-def overlap(a, b):
-    a, b = [v for v in a if v is not None], [v for v in b if v is not None]
-    if not a or not b:
-        return ''
-    return 'overlap' if min(a) <= max(b) and min(b) <= max(a) else 'apart'
 
 
 def latest_batch(db):
@@ -178,7 +114,7 @@ def table(db, batch):
         vals = data[(metric, param)]
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], metric), cell(vals['patched'], metric)
         delta = pct(o_med, p_med)
-        rows.append([metric, fmt_param(metric, param), units[metric], o_text, p_text, delta,
+        rows.append([metric, size(param), units[metric], o_text, p_text, delta,
                      p75_delta(metric, vals['original'], vals['patched']),
                      bootstrap_ci(vals['original'], vals['patched']),
                      overlap(vals['original'], vals['patched'])])

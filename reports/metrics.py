@@ -14,7 +14,8 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'db'))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import short_num as fmt  # noqa: E402 (and db/ on the path)
 import store  # noqa: E402
 
 
@@ -31,10 +32,6 @@ def figures(db, subtest=None, since=''):
     for test, sub, key, kernel, value in db.execute(q + ' ORDER BY r.started, m.ord', args):
         out.setdefault((test, sub, key), {}).setdefault(kernel, []).append(value)
     return out
-
-
-def fmt(v):
-    return f'{v:.0f}' if abs(v) >= 100 or v == int(v) else f'{v:.3g}'
 
 
 def table(figs):

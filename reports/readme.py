@@ -35,6 +35,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import compare  # noqa: E402
 import figures  # noqa: E402
 import report  # noqa: E402
 from report import Soak, Store, mb, store  # noqa: E402
@@ -50,30 +51,17 @@ def die(msg):
 
 
 def pick_runs(st, n):
-    """{kernel: [Soak, ...]} of the latest clean runs with the same workload."""
-    q = ("SELECT l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, l.verdict, "
-         "l.release, l.soak_rc, l.t_ms, k.series_hash FROM run_list l "
-         "JOIN kernels k ON k.image_key = l.image_key AND k.name = l.kernel "
-         "WHERE l.kind = 'soak' AND l.verdict = 'clean' AND l.batch IS NULL "
-         "AND l.soak_rc = 0 AND l.kernel = ? {} ORDER BY l.started DESC, l.run_id DESC LIMIT ?")
-    latest = st.q(q.format(''), 'patched', 1000000)
-    if not latest:
-        die('no clean soak run of the patched kernel in the database: run "make run" first')
-    # The newest patched soak whose workload original also ran.
-    have = {r[0] for r in st.q("SELECT DISTINCT l.workload FROM run_list l WHERE l.kind = 'soak' AND "
-                               "l.verdict = 'clean' AND l.soak_rc = 0 AND l.kernel = 'original' AND l.batch IS NULL")}
-    pick = next((r for r in latest if r[4] in have), latest[0])
-    workload, series = pick[4], pick[11] or ''   # NULL: not recorded
+    """{kernel: [Soak, ...]} of the latest clean runs with the same workload
+    and one version of the series (compare.pick_soak_sets)."""
+    try:
+        workload, rows = compare.pick_soak_sets(st.db, n)
+    except compare.NoRuns as e:
+        die(str(e))
     runs = {}
-    for k in ('original', 'patched'):
-        rows = st.q(q.format('AND l.workload = ? AND coalesce(k.series_hash, \'\') = ?'), k, workload,
-                    series if k == 'patched' else '', n)
-        if not rows:
-            die(f'no clean soak run of {k} with the workload "{workload}": run "make run" first')
-        runs[k] = [Soak(st, r[:11]) for r in reversed(rows)]
-        for s, r in zip(runs[k], reversed(rows)):
+    for k, rs in rows.items():
+        runs[k] = [Soak(st, r[:11]) for r in rs]
+        for s, r in zip(runs[k], rs):
             s.series = r[11]
-        for s in runs[k]:
             s.settle = [x for x in st.q('SELECT seq, gen, t_ms, note, dying FROM dying WHERE run_id = ? '
                                         'ORDER BY seq', s.run_id) if x[3] and 'settle' in x[3]]
             s.params = dict(st.q('SELECT key, value FROM params WHERE run_id = ?', s.run_id))

@@ -24,8 +24,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(TOP, 'db'))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402 (and db/, qemu-run/kernel/ on the path)
 import flaky  # noqa: E402
 import store  # noqa: E402
 from kernels import KERNELS, KSELFTESTS  # noqa: E402
@@ -46,8 +46,8 @@ TOP_SLABS = 8                   # slabinfo caches shown: those that grew most
 RECENT_RUNS = 30
 
 
-def mb(kb):
-    return kb / 1024.0
+mb = compare.mb
+fmt = compare.whole
 
 
 class Store:
@@ -106,12 +106,6 @@ def interp(xs, ys, x):
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
-def fmt(v, digits=0):
-    if v is None:
-        return 'n/a'
-    return f'{v:.{digits}f}' if digits else f'{round(v)}'
-
-
 class Page:
     def __init__(self, out):
         self.out = out
@@ -137,7 +131,7 @@ class Page:
 
     def plot(self, script, png, alt, caption, data_links, **var):
         """Start gnuplot on script; put the figure on the page."""
-        args = ['gnuplot']
+        args = ['gnuplot', '-e', compare.GNUPLOT_STYLES]
         for k, v in dict(var, out=os.path.join(self.out, png)).items():
             args += ['-e', f'{k}={gp(v)}']
         args.append(script)
@@ -173,44 +167,11 @@ def esc(v):
     return html.escape('' if v is None else str(v))
 
 
-SOAK_COLUMNS = ('l.run_id, l.kernel, l.started, l.gens, l.workload, l.snapshots, l.dropped, l.verdict, '
-                'l.release, l.soak_rc, l.t_ms')
-
-
 def pick_soaks(st):
-    """The soaks the page compares: the newest clean soak of patched (a
-    clean guest run whose soak ended rc=0), and the newest clean soak of
-    original with the same workload (knobs and seed); without a patched
-    one, the newest clean original.  Returns ({kernel: Soak}, [notes on the
-    newer soaks left out and why])."""
-    rows = st.q(f"SELECT {SOAK_COLUMNS}, coalesce(k.series_hash, '') FROM run_list l "
-                "JOIN kernels k ON k.image_key = l.image_key AND k.name = l.kernel "
-                "WHERE l.kind = 'soak' ORDER BY l.started DESC, l.run_id DESC")
-    clean = [r for r in rows if r[7] == 'clean' and r[9] == 0]
-    chosen = {}
-    patched = next((r for r in clean if r[1] == 'patched'), None)
-    if patched:
-        chosen['patched'] = patched
-        same = next((r for r in clean if r[1] == 'original' and r[4] == patched[4]), None)
-        if same:
-            chosen['original'] = same
-    else:
-        first = next((r for r in clean if r[1] == 'original'), None)
-        if first:
-            chosen['original'] = first
-    notes = []
-    for r in rows:
-        c = chosen.get(r[1])
-        if r[1] not in ('original', 'patched') or (c and (r[2], r[0]) <= (c[2], c[0])):
-            continue
-        if r[7] != 'clean':
-            why = f'verdict {r[7]}'
-        elif r[9] != 0:
-            why = f'soak rc={r[9]}'
-        else:
-            why = 'another workload than the patched soak compared'
-        notes.append(f'run {r[0]} ({r[1]}, {r[2]}): {why}')
-    soaks = {k: Soak(st, chosen[k][:11]) for k in KERNELS if k in chosen}
+    """The soaks the page compares (compare.pick_soak_pair), as Soaks with
+    their series; and the notes on the newer soaks left out."""
+    chosen, notes = compare.pick_soak_pair(st.db)
+    soaks = {k: Soak(st, r[:11]) for k, r in chosen.items()}
     for k, s in soaks.items():
         s.series = chosen[k][11]
     return soaks, notes
@@ -254,7 +215,7 @@ def section_dying(page, soaks):
         return
     files, titles, styles, drops, dtitles, dstyles, links = [], [], [], [], [], [], []
     for s in soaks.values():
-        style = KERNELS.index(s.kernel) + 1 if s.kernel in KERNELS else 3
+        style = compare.kernel_style(s.kernel)
         f = page.write_data(f'dying-{s.kernel}.tsv', ['gen', 'dying'], [(x[1], x[4]) for x in s.snaps],
                             f'{s.kernel}, run {s.run_id}: {DYING_HELP}')
         files.append(f)
@@ -655,8 +616,6 @@ figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid
 .miss, .none { background: #fff; color: #999; }
 .surprise { font-weight: bold; outline: 2px solid #c0392b; }
 .small { font-size: 0.8em; color: #555; }
-.k-original { color: #c0392b; font-weight: bold; } .k-patched { color: #2471a3; font-weight: bold; }
-.k-debug { color: #7d3c98; font-weight: bold; }
 .data a { margin-left: 0.4em; }
 """
 
@@ -712,7 +671,7 @@ def render(db_path, out):
     with open(tmp, 'w') as f:
         f.write('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
                 '<title>Dying memory cgroups: original vs patched</title>'
-                f'<style>{CSS}</style></head><body>\n' + '\n'.join(page.parts) + '\n</body></html>\n')
+                f'<style>{CSS}{compare.css_kernels()}\n</style></head><body>\n' + '\n'.join(page.parts) + '\n</body></html>\n')
     os.replace(tmp, os.path.join(out, 'index.html'))
     return bad, secs
 

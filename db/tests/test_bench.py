@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'records'))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, 'reports'))
 import bench_table  # noqa: E402
+import compare  # noqa: E402
 import check  # noqa: E402
 import fake_run  # noqa: E402
 import records  # noqa: E402
@@ -146,14 +147,14 @@ class Table(Base):
         # change of the medians; the same sample twice: it holds 0.
         a = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
         b = [v * 0.97 for v in a]
-        lo, hi = (float(x.strip('%')) for x in bench_table.bootstrap_ci(a, b).strip('[]').split(', '))
+        lo, hi = (float(x.strip('%')) for x in compare.bootstrap_ci(a, b).strip('[]').split(', '))
         self.assertLess(hi, 0)
         self.assertLessEqual(lo, -3.0 + 1e-9)
         self.assertGreaterEqual(hi, -3.0 - 1e-9)
-        lo, hi = (float(x.strip('%')) for x in bench_table.bootstrap_ci(a, a).strip('[]').split(', '))
+        lo, hi = (float(x.strip('%')) for x in compare.bootstrap_ci(a, a).strip('[]').split(', '))
         self.assertTrue(lo < 0 < hi)                      # the same sample: no change measured
-        self.assertEqual(bench_table.bootstrap_ci(a[:2], b), '')
-        self.assertEqual(bench_table.bootstrap_ci(a + [None], b), bench_table.bootstrap_ci(a, b))
+        self.assertEqual(compare.bootstrap_ci(a[:2], b), '')
+        self.assertEqual(compare.bootstrap_ci(a + [None], b), compare.bootstrap_ci(a, b))
 
     def test_mixed_clocks_refused(self):
         self.fill(rounds=1, churn=False)
@@ -222,23 +223,23 @@ class Parse(unittest.TestCase):
         o = [100, 100, 100, 100, 100, 100, 60, 60]
         p = [100, 100, 100, 60, 60, 60, 60, 60]
         self.assertEqual((statistics.median(o), statistics.median(p)), (100, 60))
-        self.assertEqual(bench_table.upper_quartile(o), 100)
-        self.assertEqual(bench_table.p75_delta('fast.read_mibps', o, p), '+0.0%')
-        self.assertEqual(bench_table.p75_delta('fast.read_mibps', [1, 2, 3, 4], [2, 4, 6, 8]), '+100.0%')
-        self.assertEqual(bench_table.upper_quartile([1, 2, 3, 4]), 3.25)
+        self.assertEqual(compare.upper_quartile(o), 100)
+        self.assertEqual(compare.p75_delta('fast.read_mibps', o, p), '+0.0%')
+        self.assertEqual(compare.p75_delta('fast.read_mibps', [1, 2, 3, 4], [2, 4, 6, 8]), '+100.0%')
+        self.assertEqual(compare.upper_quartile([1, 2, 3, 4]), 3.25)
         # Too few values, a value not reached, or not a fast.* rate: nothing.
-        self.assertIsNone(bench_table.upper_quartile([1, 2, 3]))
-        self.assertIsNone(bench_table.upper_quartile([1, 2, 3, 4, None]))
-        self.assertEqual(bench_table.p75_delta('offline.release_us', o, p), '')
-        self.assertEqual(bench_table.p75_delta('fast.fault_per_s', o, [1, 2]), '')
+        self.assertIsNone(compare.upper_quartile([1, 2, 3]))
+        self.assertIsNone(compare.upper_quartile([1, 2, 3, 4, None]))
+        self.assertEqual(compare.p75_delta('offline.release_us', o, p), '')
+        self.assertEqual(compare.p75_delta('fast.fault_per_s', o, [1, 2]), '')
 
     def test_fmt(self):
         self.assertEqual(bench_table.fmt(123456.7), '123457')
         self.assertEqual(bench_table.fmt(12.34), '12.3')
         self.assertEqual(bench_table.fmt(0.01234), '0.0123')
-        self.assertEqual(bench_table.fmt_param('x', 524288), '512 MiB')
-        self.assertEqual(bench_table.fmt_param('x', 64), '64 KiB')
-        self.assertEqual(bench_table.fmt_param('x', 0), '-')
+        self.assertEqual(compare.size(524288), '512 MiB')
+        self.assertEqual(compare.size(64), '64 KiB')
+        self.assertEqual(compare.size(0), '-')
 
 
 class Migration(unittest.TestCase):

@@ -64,7 +64,7 @@ for k in original patched; do
 	fi
 	changes=0
 	[ "$k" = patched ] && series_changes_kernel && changes=1
-	line=$(python3 "$RECORDS" direction "$k" "$changes" "$dir/samples.log")
+	line=$(python3 "$TOP/reports/compare.py" direction "$k" "$changes" "$dir/samples.log")
 	line="${line/ soak: / soak ($(elapsed "$kt")): }"
 	summary+=("$line")
 	case "$line" in PASS*) ;; *) status=1 ;; esac

@@ -255,7 +255,6 @@ class BenchResults:
 #   records.py summary soak|bench SAMPLES.LOG LABEL [WALL]   status 1 unless it ended rc=0
 #   records.py summary stress RUN_DIR LABEL [WALL]    status 1 unless the run was clean
 #   records.py progress soak|stress|bench SAMPLES.LOG LABEL WALL [SECS]
-#   records.py direction KERNEL CHANGES SAMPLES.LOG   the verdict on a test soak
 #   records.py last-words soak|stress|bench RUN_DIR   what the guest said of a failed run
 
 
@@ -524,27 +523,6 @@ def bench_progress(path, label, wall):
     return f'{label}: {v["part"]} {_d(v, "done")}/{_d(v, "of")}, {v["results"]} results, wall {wall}'
 
 
-def soak_direction(kernel, changes, v):
-    """The verdict on a test soak (make test): judged on the dying memcgs
-    after the guest's final drop_caches, which leaves only those that memory
-    still in use pins.  Original must keep at least 25% of its generations,
-    a kernel with the series' kernel changes at most 2%; without kernel
-    changes patched is original and expects the same.  A missing figure
-    fails: it never reads as 0.  v: soak_scan's fields."""
-    dying, reached = str(v.get('dying_drop', '')), str(v.get('reached', ''))
-    if not dying.isdigit():
-        return 1, f"FAIL {kernel} soak: no dying count after drop_caches in the samples (got '{dying}')"
-    if not reached.isdigit() or reached == '0':
-        return 1, f"FAIL {kernel} soak: no generation reached in the samples (got '{reached}')"
-    dying, reached = int(dying), int(reached)
-    if changes:
-        want, ok = f'at most {reached // 50} (2%)', dying <= reached // 50
-    else:
-        want, ok = f'at least {reached // 4} (25%)', dying >= reached // 4
-    return (0 if ok else 1), (f'{"PASS" if ok else "FAIL"} {kernel} soak: {dying} dying memory cgroups after '
-                              f'{reached} generations and drop_caches, want {want}')
-
-
 def _walled(a):
     """The label of a summary, with the wall time when one is given."""
     return f'{a[1]} (wall {a[2]})' if len(a) > 2 and a[2] else a[1]
@@ -585,14 +563,10 @@ def main(argv):
     nargs = {'scan': 1, 'summary': 2, 'progress': 3, 'last-words': 1}
     for tool in ('soak', 'stress', 'bench'):
         cmds[('last-words', tool)] = lambda a, tool=tool: (0, last_words(tool, a[0]))
-    if len(argv) >= 4 and argv[0] == 'direction':
-        rc, line = soak_direction(argv[1], argv[2] == '1', soak_scan(argv[3]))
-        print(line)
-        return 0    # the verdict is the line's first word, as test.sh reads it
     if len(argv) < 2 or (argv[0], argv[1]) not in cmds or len(argv) - 2 < nargs[argv[0]]:
         print('usage: records.py scan soak|bench SAMPLES.LOG | summary soak|bench SAMPLES.LOG LABEL | '
               'summary stress RUN_DIR LABEL [WALL] | last-words soak|stress|bench RUN_DIR | progress soak|bench SAMPLES.LOG LABEL WALL | '
-              'progress stress SAMPLES.LOG LABEL WALL SECS | direction KERNEL 0|1 SAMPLES.LOG', file=sys.stderr)
+              'progress stress SAMPLES.LOG LABEL WALL SECS', file=sys.stderr)
         return 2
     rc, line = cmds[(argv[0], argv[1])](argv[2:])
     print(line)

@@ -1,4 +1,4 @@
-"""make test's verdict on a soak's direction (records.py soak_direction):
+"""make test's verdict on a soak's direction (reports/compare.py soak_direction):
 a missing figure fails, it never reads as 0 dying."""
 import os
 import subprocess
@@ -6,11 +6,13 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'records'))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'reports'))
+import compare  # noqa: E402
 import records  # noqa: E402
 
 
 def verdict(kernel, changes, scan):
-    return records.soak_direction(kernel, changes, records.kv_words(scan))[1]
+    return compare.soak_direction(kernel, changes, records.kv_words(scan))[1]
 
 
 class SoakDirection(unittest.TestCase):
