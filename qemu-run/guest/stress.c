@@ -1619,25 +1619,25 @@ static void require(const char *what, long long seen, int wanted)
 		fail("not exercised: %s (the run did not do what it is for; see the knobs)", what);
 }
 
-int main(int argc, char **argv)
-{
-	long secs, run_ms, t, next_progress, next_console, w, dying_end, dying_drop, dying_root;
-	long mem_end_kb, swap_end_kb, stop_t;
+/* ---- the phases of a run, in order */
+
+static struct end_figures {
+	long stop_t, next_progress, dying_end, dying_drop, dying_root, mem_end_kb, swap_end_kb;
 	long long vm0[NVM], vm1[NVM];
-	char words[2048], p[300];
-	struct dirent *d;
-	DIR *dir;
-	unsigned i;
-	int rc;
+} fig;
+
+/* Parse, map the counters, set the guest up, open the port, say what runs. */
+static void phase_setup(int argc, char **argv)
+{
+	char words[2048];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	knob_parse("stress", knobs, argc, argv);
 	parse_mix();
-	secs = NUM("secs");
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		perror("stress: mmap");
-		return 2;
+		exit(2);
 	}
 	setup();
 	out_fd = open_raw(STR("out"));
@@ -1648,7 +1648,13 @@ int main(int argc, char **argv)
 	       nodes, thp, hog_mb, parent_mb);
 	printf("stress:%s mem_kb=%ld nodes=%d thp=%d hog_mb=%ld parent_mb=%ld\n", words, mem_kb, nodes,
 	       thp, hog_mb, parent_mb);
-	vm_read(vm0);
+	vm_read(fig.vm0);
+}
+
+/* Start the hog, the workers, the OOM sibling and vm; watch them for secs. */
+static void phase_run(void)
+{
+	long run_ms = NUM("secs") * 1000, next_console = 60000, t, w;
 
 	t0 = now_ms();
 	if (hog_mb) {
@@ -1662,16 +1668,14 @@ int main(int argc, char **argv)
 		start_proc("oom", oom_main, 0);
 	start_proc("vm", vm_main, 0);
 
-	run_ms = secs * 1000;
-	next_progress = 0;
-	next_console = 60000;
+	fig.next_progress = 0;
 	for (;;) {
 		t = now_ms() - t0;
-		if (t >= next_progress) {
+		if (t >= fig.next_progress) {
 			progress(t >= next_console);
 			if (t >= next_console)
 				next_console += 60000;
-			next_progress = t + NUM("progress_ms");
+			fig.next_progress = t + NUM("progress_ms");
 		}
 		if (t >= run_ms)
 			break;
@@ -1679,21 +1683,26 @@ int main(int argc, char **argv)
 		check_hog(WNOHANG);
 		sleep_ms(100);
 	}
+}
 
-	/* The end: the workers finish their job, remove it and end their kept tasks. */
-	stop_t = now_ms() - t0;
-	printf("stress: %ld s done, stopping\n", stop_t / 1000);
+/* The end: the workers finish their job, remove it and end their kept tasks. */
+static void phase_stop(void)
+{
+	unsigned i;
+
+	fig.stop_t = now_ms() - t0;
+	printf("stress: %ld s done, stopping\n", fig.stop_t / 1000);
 	check_hog(WNOHANG);
 	sh->stop = 1;
 	if (hog_pid > 0) {
 		kill(hog_pid, SIGKILL);
 		check_hog(0);
 	}
-	while (reap_procs(WNOHANG) && now_ms() - t0 < stop_t + NUM("stop_secs") * 1000) {
+	while (reap_procs(WNOHANG) && now_ms() - t0 < fig.stop_t + NUM("stop_secs") * 1000) {
 		sleep_ms(200);
-		if (now_ms() - t0 >= next_progress) {
+		if (now_ms() - t0 >= fig.next_progress) {
 			progress(0);
-			next_progress = now_ms() - t0 + NUM("progress_ms");
+			fig.next_progress = now_ms() - t0 + NUM("progress_ms");
 		}
 	}
 	if (reap_procs(WNOHANG)) {
@@ -1705,8 +1714,15 @@ int main(int argc, char **argv)
 		sleep_ms(5000);
 		reap_procs(WNOHANG);
 	}
+}
 
-	/* Every cgroup goes; the dying count before and after drop_caches. */
+/* Every cgroup goes; the dying count before and after drop_caches. */
+static void phase_remove(void)
+{
+	struct dirent *d;
+	char p[300];
+	DIR *dir;
+
 	remove_cgroup(keeper, 0);
 	dir = opendir(STR("parent"));
 	while (dir && (d = readdir(dir)))
@@ -1717,14 +1733,19 @@ int main(int argc, char **argv)
 		}
 	if (dir)
 		closedir(dir);
-	dying_end = dying_below(STR("parent"));
+	fig.dying_end = dying_below(STR("parent"));
 	sync();
 	if (write_str("/proc/sys/vm/drop_caches", "3"))
 		fail("echo 3 > /proc/sys/vm/drop_caches: %s", strerror(errno));
-	dying_drop = drain_dying(STR("parent"));
-	printf("stress: all cgroups removed: %ld dying, %ld after drop_caches\n", dying_end, dying_drop);
+	fig.dying_drop = drain_dying(STR("parent"));
+	printf("stress: all cgroups removed: %ld dying, %ld after drop_caches\n", fig.dying_end, fig.dying_drop);
+}
 
-	/* Delete the data: the parent must get back what was charged to it. */
+/* Delete the data: the parent must get back what was charged to it. */
+static void phase_leak(void)
+{
+	char p[300];
+
 	snprintf(p, sizeof(p), "%s/data", STR("dir"));
 	remove_tree(p);
 	snprintf(p, sizeof(p), "%s/map", STR("dir"));
@@ -1736,60 +1757,80 @@ int main(int argc, char **argv)
 	if (write_str("/proc/sys/vm/drop_caches", "3"))
 		fail("echo 3 > /proc/sys/vm/drop_caches: %s", strerror(errno));
 	drain_charge(STR("parent"), NUM("leak_kb"));
-	mem_end_kb = read_kb(STR("parent"), "memory.current");
-	swap_end_kb = read_kb(STR("parent"), "memory.swap.current");
+	fig.mem_end_kb = read_kb(STR("parent"), "memory.current");
+	fig.swap_end_kb = read_kb(STR("parent"), "memory.swap.current");
 	printf("stress: with its data deleted the parent has %ld KiB charged, %ld KiB of swap\n",
-	       mem_end_kb, swap_end_kb);
-	if (NUM("leak_kb") && (mem_end_kb < 0 || mem_end_kb > NUM("leak_kb")))
+	       fig.mem_end_kb, fig.swap_end_kb);
+	if (NUM("leak_kb") && (fig.mem_end_kb < 0 || fig.mem_end_kb > NUM("leak_kb")))
 		fail("the parent keeps %ld KiB charged once every task, cgroup and file is gone (leak_kb=%ld)",
-		     mem_end_kb, NUM("leak_kb"));
-	if (NUM("leak_kb") && (swap_end_kb < 0 || swap_end_kb > NUM("leak_kb")))
+		     fig.mem_end_kb, NUM("leak_kb"));
+	if (NUM("leak_kb") && (fig.swap_end_kb < 0 || fig.swap_end_kb > NUM("leak_kb")))
 		fail("the parent keeps %ld KiB of swap charged once every task, cgroup and file is gone (leak_kb=%ld)",
-		     swap_end_kb, NUM("leak_kb"));
+		     fig.swap_end_kb, NUM("leak_kb"));
 	remove_cgroup(STR("parent"), 0);
 	if (hog_mb)
 		remove_cgroup(HOG_CG, 0);
-	dying_root = dying_below("/sys/fs/cgroup");
+	fig.dying_root = dying_below("/sys/fs/cgroup");
+}
 
-	vm_read(vm1);
-	if (NUM("require")) {
-		require("cgroups created and removed", GET(removed), 1);
-		require("tasks kept alive past their cgroup's removal", GET(moved), NUM("keep") > 0);
-		require("OOM kills in the sibling", GET(ooms), NUM("oom_ms") && secs * 1000 >= 2 * NUM("oom_ms"));
-		require("compaction", GET(compactions), NUM("compact_ms") && secs * 1000 >= 2 * NUM("compact_ms"));
-		require("drop_caches", GET(drops), NUM("drop_ms") && secs * 1000 >= 2 * NUM("drop_ms"));
-		require("memory.reclaim", GET(reclaims), NUM("reclaim_ms") && secs * 1000 >= 2 * NUM("reclaim_ms"));
-		require("swap-out (pswpout + zswpout)",
-			vm_delta(vm0, vm1, "pswpout") + vm_delta(vm0, vm1, "zswpout"), 1);
-		require("page migration between nodes (pgmigrate_success)", vm_delta(vm0, vm1, "pgmigrate_success"),
-			nodes > 1 && in_mix(B_MIGRATE));
-		require("THP faults (thp_fault_alloc)", vm_delta(vm0, vm1, "thp_fault_alloc"), thp && in_mix(B_THP));
-		require("writeback (nr_written)", vm_delta(vm0, vm1, "nr_written"), in_mix(B_WRITE) || in_mix(B_MMAP));
-		require("data through TCP sockets", GET(sock_kb), in_mix(B_SOCK));
-		require("inotify and fanotify events", GET(notify_events), in_mix(B_INOTIFY));
-		require("swap-in (pswpin + zswpin)", vm_delta(vm0, vm1, "pswpin") + vm_delta(vm0, vm1, "zswpin"),
-			in_mix(B_SWAP));
-	}
+/* With require=1: each kind of stress must have happened, or the run proves nothing. */
+static void phase_require(void)
+{
+	long long *vm0 = fig.vm0, *vm1 = fig.vm1;
+	long secs = NUM("secs");
 
-	rc = GET(failures) ? 1 : 0;
-	{
-		char line[2048];
-		int n = 0;
+	vm_read(fig.vm1);
+	if (!NUM("require"))
+		return;
+	require("cgroups created and removed", GET(removed), 1);
+	require("tasks kept alive past their cgroup's removal", GET(moved), NUM("keep") > 0);
+	require("OOM kills in the sibling", GET(ooms), NUM("oom_ms") && secs * 1000 >= 2 * NUM("oom_ms"));
+	require("compaction", GET(compactions), NUM("compact_ms") && secs * 1000 >= 2 * NUM("compact_ms"));
+	require("drop_caches", GET(drops), NUM("drop_ms") && secs * 1000 >= 2 * NUM("drop_ms"));
+	require("memory.reclaim", GET(reclaims), NUM("reclaim_ms") && secs * 1000 >= 2 * NUM("reclaim_ms"));
+	require("swap-out (pswpout + zswpout)",
+		vm_delta(vm0, vm1, "pswpout") + vm_delta(vm0, vm1, "zswpout"), 1);
+	require("page migration between nodes (pgmigrate_success)", vm_delta(vm0, vm1, "pgmigrate_success"),
+		nodes > 1 && in_mix(B_MIGRATE));
+	require("THP faults (thp_fault_alloc)", vm_delta(vm0, vm1, "thp_fault_alloc"), thp && in_mix(B_THP));
+	require("writeback (nr_written)", vm_delta(vm0, vm1, "nr_written"), in_mix(B_WRITE) || in_mix(B_MMAP));
+	require("data through TCP sockets", GET(sock_kb), in_mix(B_SOCK));
+	require("inotify and fanotify events", GET(notify_events), in_mix(B_INOTIFY));
+	require("swap-in (pswpin + zswpin)", vm_delta(vm0, vm1, "pswpin") + vm_delta(vm0, vm1, "zswpin"),
+		in_mix(B_SWAP));
+}
 
-		for (i = 0; i < NCOUNTERS; i++)
-			n += snprintf(line + n, sizeof(line) - n, " %s=%ld", counter_names[i], sh->c[i]);
-		n += snprintf(line + n, sizeof(line) - n,
-			      " dying_end=%ld dying_drop=%ld dying_root=%ld mem_end_kb=%ld swap_end_kb=%ld swap_peak_kb=%ld cleanup_ms=%ld",
-			      dying_end, dying_drop, dying_root, mem_end_kb, swap_end_kb, swap_peak_kb,
-			      now_ms() - t0 - stop_t);
-		for (i = 0; i < NVM; i++)
-			n += snprintf(line + n, sizeof(line) - n, " vm_%s=%lld", vm_events[i],
-				      vm_delta(vm0, vm1, vm_events[i]));
-		record("@@ end rc=%d t_ms=%ld%s", rc, stop_t, line);
-		printf("stress: end rc=%d t_ms=%ld%s\n", rc, stop_t, line);
-	}
+/* The "@@ end" record with every counter and figure; the exit status. */
+static int phase_end(void)
+{
+	int rc = GET(failures) ? 1 : 0, n = 0;
+	char line[2048];
+	unsigned i;
+
+	for (i = 0; i < NCOUNTERS; i++)
+		n += snprintf(line + n, sizeof(line) - n, " %s=%ld", counter_names[i], sh->c[i]);
+	n += snprintf(line + n, sizeof(line) - n,
+		      " dying_end=%ld dying_drop=%ld dying_root=%ld mem_end_kb=%ld swap_end_kb=%ld swap_peak_kb=%ld cleanup_ms=%ld",
+		      fig.dying_end, fig.dying_drop, fig.dying_root, fig.mem_end_kb, fig.swap_end_kb, swap_peak_kb,
+		      now_ms() - t0 - fig.stop_t);
+	for (i = 0; i < NVM; i++)
+		n += snprintf(line + n, sizeof(line) - n, " vm_%s=%lld", vm_events[i],
+			      vm_delta(fig.vm0, fig.vm1, vm_events[i]));
+	record("@@ end rc=%d t_ms=%ld%s", rc, fig.stop_t, line);
+	printf("stress: end rc=%d t_ms=%ld%s\n", rc, fig.stop_t, line);
 	if (rc)
 		printf("stress: %ld operations failed (the \"stress: FAIL:\" lines above)\n", GET(failures));
 	close(out_fd);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	phase_setup(argc, argv);
+	phase_run();
+	phase_stop();
+	phase_remove();
+	phase_leak();
+	phase_require();
+	return phase_end();
 }
