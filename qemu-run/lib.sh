@@ -164,7 +164,7 @@ tool_run() {
 	[ "$boot_rc" = 0 ] && [ "$sum_rc" = 0 ] && [ "$store_rc" = 0 ]
 }
 
-# The series version an image was built from (kernel.sh writes it into the
+# The series version an image was built from (kernel/build.sh writes it into the
 # build folder as .series: the hash of the series' patches, the cover letter
 # aside, empty for original) and its config, as meta lines for boot.sh:
 # every stored figure carries them, so two versions of the series never mix

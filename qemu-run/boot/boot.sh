@@ -59,7 +59,7 @@ if [ -n "${KERNEL_IMAGE:-}" ]; then
 		die "KERNEL_IMAGE=$image was not built by qemu-run/kernel/build.sh (no .key in its build folder): build it with KERNEL_OUT=DIR [KERNEL_TREE=TREE] qemu-run/kernel/build.sh $kernel"
 else
 	[ -f "$image" ] || die "no image for kernel $kernel: run 'make kernel KERNEL=$kernel' (or 'make kernels') first"
-	# kernel.sh removes .key before it builds and writes it once the image is
+	# kernel/build.sh removes .key before it builds and writes it once the image is
 	# whole: without it the image is a stale one from before an interrupted
 	# build (NOBUILD=1 would boot it silently).
 	[ -f "${image%/arch/x86/boot/bzImage}/.key" ] ||

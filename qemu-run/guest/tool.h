@@ -2,7 +2,7 @@
 /*
  * What the guest tools share: key=value knobs with a help table, time,
  * cgroup files, starting a child inside a cgroup, the raw records port.
- * Header only, because guest.sh builds every guest tool (a .c file) on its
+ * Header only, because guest/image.sh builds every guest tool (a .c file) on its
  * own; define _GNU_SOURCE before including it.  soak.c, stress.c and bench.c
  * use it.
  */
