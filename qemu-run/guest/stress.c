@@ -1770,7 +1770,8 @@ static void phase_leak(void)
 	remove_cgroup(STR("parent"), 0);
 	if (hog_mb)
 		remove_cgroup(HOG_CG, 0);
-	fig.dying_root = dying_below("/sys/fs/cgroup");
+	/* The parent and the hog were just removed: their release is asynchronous (RCU, a work). */
+	fig.dying_root = drain_dying("/sys/fs/cgroup");
 }
 
 /* With require=1: each kind of stress must have happened, or the run proves nothing. */
