@@ -59,9 +59,13 @@ def cell(values, metric):
 
 
 
-def latest_batch(db):
+def latest_batch(db, part=None):
+    """The newest batch with bench results; with part, the newest whose
+    bench ran that part (fast: not a batch of the offline axes)."""
     row = db.execute('SELECT r.batch FROM runs r WHERE r.kind = \'bench\' AND r.batch IS NOT NULL '
-                     'ORDER BY r.started DESC, r.id DESC LIMIT 1').fetchone()
+                     'AND (? IS NULL OR EXISTS (SELECT 1 FROM params p WHERE p.run_id = r.id AND '
+                     "p.key = 'parts' AND ',' || p.value || ',' LIKE '%,' || ? || ',%')) "
+                     'ORDER BY r.started DESC, r.id DESC LIMIT 1', (part, part)).fetchone()
     return row[0] if row else None
 
 

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
 import bench_table  # noqa: E402
 import flaky  # noqa: E402
 import metrics  # noqa: E402
+import offline_axes  # noqa: E402
 import store  # noqa: E402
 from kernels import KSELFTESTS  # noqa: E402
 
@@ -171,8 +172,8 @@ def block_flaky(db):
 
 
 def block_bench(db):
-    """The newest bench batch, as reports/bench_table.py --markdown prints it."""
-    batch = bench_table.latest_batch(db)
+    """The newest bench batch with the fast paths, as reports/bench_table.py --markdown prints it."""
+    batch = bench_table.latest_batch(db, 'fast')
     if not batch:
         return ['No bench batch in this database: `NOBUILD=1 make bench` stores one (about 18 minutes).']
     head, rows, notes = bench_table.table(db, batch)
@@ -207,10 +208,23 @@ def block_stress(db):
     return out + ([lg] if lg else [])
 
 
+def block_offline_axes(db):
+    """The offline cost on its axes (reports/offline_axes.py --markdown)."""
+    rows = offline_axes.table(db, '')
+    if not rows:
+        return ['No batch of the offline axes in this database: `NOBUILD=1 make bench-offline` stores them.']
+    return ['`python3 reports/offline_axes.py --markdown` (batches of `make bench-offline`, instruction-count '
+            'mode):', '', offline_axes.render(rows, True), '',
+            'release: rmdir until the memory css is released ("not released": still dying at timeout_ms, '
+            'pinned by its page cache or its dead children); stall: the longest another task waited for '
+            'cgroup_mutex within the probe window after the rmdir; rmdir: the syscall.']
+
+
 BLOCKS = {
     'measured-kselftest': block_kselftest,
     'measured-metrics': block_metrics,
     'measured-flaky': block_flaky,
     'measured-bench': block_bench,
+    'measured-offline-axes': block_offline_axes,
     'measured-stress': block_stress,
 }

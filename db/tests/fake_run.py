@@ -278,21 +278,26 @@ BENCH_FAST = [('fast.read_mibps', 65536, 'MiB/s', 900.0), ('fast.fault_per_s', 6
 
 
 def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='20261203-100000-bench',
-              started='2026-12-03T10:00:00Z', timeout_ms=10000, end=True, extra=()):
+              started='2026-12-03T10:00:00Z', timeout_ms=10000, end=True, extra=(), parts='offline,fast',
+              run_words='', clock=None):
     """Write a bench run folder (guest/bench.c's records, made up): on
     original the child's css is never released (value=none), on patched it
     is, after a time that grows with the page cache.  extra: more lines
-    appended before "@@ end" (malformed records for the tests).  Returns
+    appended before "@@ end" (malformed records for the tests); run_words:
+    more words of "@@ run" (nodes=, dead=); clock: meta clock= (icount).  Returns
     the number of "@@ result" records written."""
     os.makedirs(d, exist_ok=True)
     rng = random.Random(f'{seed}-{kernel}-bench')
-    knobs = (f'parts=offline,fast sizes={",".join(map(str, sizes))} reps={reps} timeout_ms={timeout_ms} '
+    knobs = (f'parts={parts} sizes={",".join(map(str, sizes))} reps={reps} timeout_ms={timeout_ms} '
              f'poll_us=150 probe_ms=1000 probe_us=500 fast_reps={fast_reps} seed={seed} tag={tag}')
     write_meta(d, kernel, 'bench', ' '.join(f'bench.{k}' for k in knobs.split()), started, 300)
+    if clock:
+        with open(os.path.join(d, 'meta'), 'a') as f:
+            f.write(f'clock={clock}\n')
     with open(os.path.join(d, 'results.log'), 'w') as f:
         f.write('@@ boot kernel=6.12.118+ init_uptime=2.06 ready_uptime=3.24 job=bench mem_kb=1530000 cpus=2\n'
                 '@@ done rc=0\n')
-    out = [f'@@ run bench {knobs} cpus=2']
+    out = [f'@@ run bench {knobs} cpus=2{" " + run_words if run_words else ""}']
     n = 0
     for rep in range(1, reps + 1):
         for size in sizes:
@@ -313,7 +318,7 @@ def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='2
             out.append(f'@@ result metric=offline.kept_pct param={kb} rep={rep} value=100 unit=%')
             n += 6
             out.append(f'@@ progress part=offline done={n // 6} of={reps * len(sizes)} t_ms={n * 1000}')
-    for rep in range(1, fast_reps + 1):
+    for rep in range(1, (fast_reps if 'fast' in parts else 0) + 1):
         for metric, kb, unit, base in BENCH_FAST:
             out.append(f'@@ result metric={metric} param={kb} rep={rep} '
                        f'value={base * (1 + rng.gauss(0, 0.01)):.6g} unit={unit}')

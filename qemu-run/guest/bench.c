@@ -10,7 +10,11 @@
  * Part "offline", for each page cache size (sizes=, MiB) and rep: a fresh
  * parent P (parent/off-<size>-<rep>, memory enabled) and child C; a task
  * started in C writes a file of that size on the ext4 root, fsyncs it (clean
- * page cache, charged to C) and exits; then C is removed and we measure
+ * page cache, charged to C) and exits; with dead=N, N grandchildren of P
+ * are made under C then, each writes one page of its own file and is
+ * removed: N dead memcgs whose page cache C (or, on 6.12, they themselves
+ * as dying memcgs) keeps, the objcgs C's offline has to walk.  Then C is
+ * removed and we measure
  *   offline.charged_kb    C's memory.stat "file" just before rmdir (the
  *                         check that the page cache really is charged to C)
  *   offline.rmdir_us      the rmdir() syscall
@@ -82,6 +86,7 @@ static struct knob knobs[] = {
 	{ "parts", K_STR, 0, "offline,fast", "what to run: offline, fast" },
 	{ "sizes", K_STR, 0, "1,4,16,64,256,512", "offline: page cache sizes of the child, MiB" },
 	{ "reps", K_NUM, 3, NULL, "offline: reps per size" },
+	{ "dead", K_NUM, 0, NULL, "offline: grandchildren made, given a page of page cache each and removed in C first" },
 	{ "timeout_ms", K_NUM, 5000, NULL, "offline: wait at most this long for the css release" },
 	{ "poll_us", K_NUM, 150, NULL, "offline: poll nr_dying_subsys_memory this often" },
 	{ "probe_ms", K_NUM, 1000, NULL, "offline: the cgroup_mutex probe runs this long after each rmdir" },
@@ -461,6 +466,52 @@ static int offline_writer(long arg)
 	return write_synced(offline_file, offline_size_mb << 20) ? 1 : 0;
 }
 
+static int dead_writer(long i)
+{
+	char p[320];
+
+	snprintf(p, sizeof(p), "%s/dead-%ld", STR("dir"), i);
+	return write_file(p, O_TRUNC, 4096, 0, chunk, sizeof(chunk)) ? 1 : 0;
+}
+
+/* dead=N: N memcgs below C, each charged one page of page cache, then removed. */
+static int make_dead(const char *C)
+{
+	char D[360];
+	int status = 0;
+	long i;
+	pid_t pid;
+
+	for (i = 0; i < NUM("dead"); i++) {
+		snprintf(D, sizeof(D), "%s/d%ld", C, i);
+		if (mkcg(D, 0)) {
+			fail("offline: cannot create %s: %s", D, strerror(errno));
+			return -1;
+		}
+		pid = spawn_in(D, dead_writer, i);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status) {
+			fail("offline: the writer in %s failed (status %d)", D, status);
+			return -1;
+		}
+		if (rmcg(D)) {
+			fail("offline: rmdir %s: %s", D, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void unlink_dead(void)
+{
+	char p[320];
+	long i;
+
+	for (i = 0; i < NUM("dead"); i++) {
+		snprintf(p, sizeof(p), "%s/dead-%ld", STR("dir"), i);
+		unlink(p);
+	}
+}
+
 static void offline_rep(struct probe *pr, long size_mb, long rep)
 {
 	char P[256], C[300], M[320];
@@ -490,6 +541,13 @@ static void offline_rep(struct probe *pr, long size_mb, long rep)
 	if (charged < 0) {
 		fail("offline: no \"file\" in %s/memory.stat", C);
 		goto out;
+	}
+	/* C is empty now: its dead children (no task may sit in C once it has memory below it). */
+	if (NUM("dead")) {
+		if (mkcg(C, 1) || make_dead(C))
+			goto out;
+		/* Their own offline and release (or, on 6.12, none) over before the baseline. */
+		settle();
 	}
 	/* A clean page cache of size_kb, charged to C. */
 	if (charged < size_kb * 1024 * 9 / 10)
@@ -584,6 +642,7 @@ out:
 		close(fd);
 	rmcg(M);
 	unlink(offline_file);
+	unlink_dead();
 	rmcg(C);
 	if (rmcg(P))
 		fail("offline: rmdir %s: %s", P, strerror(errno));
@@ -1073,7 +1132,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	knob_words(words, sizeof(words));
-	record("@@ run bench%s cpus=%d", words, ncpus);
+	record("@@ run bench%s cpus=%d nodes=%d", words, ncpus, count_nodes());
 	printf("bench:%s cpus=%d\n", words, ncpus);
 	flush_records();
 	/* The poller and the fast paths on cpu=, the probe on another CPU. */

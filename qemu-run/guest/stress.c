@@ -1348,27 +1348,6 @@ static int hog_main(long mb)
 
 /* ---- setup, records and the main process */
 
-static int count_nodes(void)
-{
-	char buf[128], *s;
-	long a, b;
-	int n = 0;
-
-	if (read_str("/sys/devices/system/node/online", buf, sizeof(buf)))
-		return 1;
-	for (s = buf; *s && *s != '\n';) {
-		a = b = strtol(s, &s, 10);
-		if (*s == '-')
-			b = strtol(s + 1, &s, 10);
-		n += b - a + 1;
-		if (*s == ',')
-			s++;
-		else
-			break;
-	}
-	return n ? n : 1;
-}
-
 static void setup_fail(const char *what, const char *p)
 {
 	fprintf(stderr, "stress: %s %s: %s\n", what, p, strerror(errno));

@@ -346,6 +346,28 @@ static TOOL_UNUSED void vrecord(int fd, const char *tool, const char *fmt, va_li
 		fprintf(stderr, "%s: writing a record: %s\n", tool, strerror(errno));
 }
 
+/* The guest's online NUMA nodes (numa=fake=N on the command line makes N). */
+static TOOL_UNUSED int count_nodes(void)
+{
+	char buf[128], *s;
+	long a, b;
+	int n = 0;
+
+	if (read_str("/sys/devices/system/node/online", buf, sizeof(buf)))
+		return 1;
+	for (s = buf; *s && *s != '\n';) {
+		a = b = strtol(s, &s, 10);
+		if (*s == '-')
+			b = strtol(s + 1, &s, 10);
+		n += b - a + 1;
+		if (*s == ',')
+			s++;
+		else
+			break;
+	}
+	return n ? n : 1;
+}
+
 /* ---- random numbers: xorshift64*, one stream per process, seeded by each tool */
 
 static uint64_t tool_rng = 1;

@@ -1,0 +1,72 @@
+"""reports/offline_axes.py: one row set per (nodes, dead) pair, from the
+newest clean instruction-count offline batch of that pair, original
+against patched; wall-clock batches and mixed parts never count."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'reports'))
+sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
+import compare  # noqa: E402,F401 (db/ on the path)
+import fake_run  # noqa: E402
+import ingest  # noqa: E402
+import offline_axes  # noqa: E402
+import store  # noqa: E402
+
+
+class Axes(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='axes-test-')
+        self.path = os.path.join(self.tmp, 'runs.sqlite')
+        self.expect = os.path.join(self.tmp, 'expectations')
+        with open(self.expect, 'w') as f:
+            f.write(fake_run.expectations_text())
+        self.known = os.path.join(self.tmp, 'known-issues')
+        open(self.known, 'w').close()
+        self.db = store.connect(self.path)
+
+    def tearDown(self):
+        self.db.close()
+        shutil.rmtree(self.tmp)
+
+    def batch(self, name, nodes, dead, clock='icount', parts='offline', started='2026-12-05T10:00:00Z'):
+        for k in ('original', 'patched'):
+            d = os.path.join(self.tmp, f'{name}-1-{k}')
+            fake_run.bench_run(d, k, sizes=(64,), reps=3, tag=name, started=started, parts=parts,
+                               run_words=f'nodes={nodes} dead={dead}', clock=clock)
+            ingest.ingest(self.db, d, False, self.known, self.expect, self.path, name)
+
+    def test_one_row_set_per_pair(self):
+        self.batch('b1', 1, 0)
+        self.batch('b2', 2, 100)
+        self.batch('b3', 2, 100, clock='wall', started='2026-12-05T11:00:00Z')   # never mixed in
+        self.batch('b4', 4, 0, parts='offline,fast')                               # not an axes batch
+        rows = offline_axes.table(self.db, '')
+        pairs = sorted({(r[0], r[1], r[8]) for r in rows})
+        self.assertEqual(pairs, [('1', '0', 'b1'), ('2', '100', 'b2')])
+        release = [r for r in rows if r[3].startswith('release')][0]
+        self.assertEqual(release[4], 'not released (3/3)')     # original: the page cache pins it
+        self.assertRegex(release[5], r'^\d+ \[\d+-\d+\] \(3\)$')
+        self.assertEqual(release[6], '')                        # no change against "not released"
+
+    def test_newest_batch_of_a_pair(self):
+        self.batch('old', 1, 0, started='2026-12-05T09:00:00Z')
+        self.batch('new', 1, 0, started='2026-12-05T10:00:00Z')
+        self.assertEqual({r[8] for r in offline_axes.table(self.db, '')}, {'new'})
+        self.assertEqual(offline_axes.table(self.db, '2026-12-06'), [])
+
+    def test_axes_batches_never_hide_the_fast_paths(self):
+        """The README's bench block is the newest batch with the fast
+        paths, not a newer batch of the offline axes."""
+        import bench_table
+        self.batch('full', 1, 0, parts='offline,fast', started='2026-12-05T09:00:00Z')
+        self.batch('axes', 2, 100, started='2026-12-05T10:00:00Z')
+        self.assertEqual(bench_table.latest_batch(self.db), 'axes')
+        self.assertEqual(bench_table.latest_batch(self.db, 'fast'), 'full')
+
+
+if __name__ == '__main__':
+    unittest.main()
