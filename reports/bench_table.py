@@ -59,6 +59,16 @@ def cell(values, metric):
 
 
 
+def batches(db, part=None):
+    """The batches with bench results, newest first; with part, those whose
+    bench ran that part (fast: not a batch of the offline axes)."""
+    return [r[0] for r in db.execute(
+        'SELECT r.batch FROM runs r WHERE r.kind = \'bench\' AND r.batch IS NOT NULL '
+        'AND (? IS NULL OR EXISTS (SELECT 1 FROM params p WHERE p.run_id = r.id AND '
+        "p.key = 'parts' AND ',' || p.value || ',' LIKE '%,' || ? || ',%')) "
+        'GROUP BY r.batch ORDER BY max(r.started) DESC, max(r.id) DESC', (part, part))]
+
+
 def latest_batch(db, part=None):
     """The newest batch with bench results; with part, the newest whose
     bench ran that part (fast: not a batch of the offline axes)."""

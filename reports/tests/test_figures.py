@@ -67,7 +67,7 @@ class Blocks(unittest.TestCase):
         self.assertIn('No full kselftest run in this database: `make test`', self.text('measured-kselftest'))
         self.assertIn('No `# METRIC` figure', self.text('measured-metrics'))
         self.assertIn('make nightly-flaky', self.text('measured-flaky'))
-        self.assertIn('No bench batch in this database: `NOBUILD=1 make bench`', self.text('measured-bench'))
+        self.assertIn('No bench batch with 3 values a side in this database: `NOBUILD=1 make bench`', self.text('measured-bench'))
         self.assertIn('No stress run in this database: `make stress`', self.text('measured-stress'))
 
     def test_kselftest_shows_original_and_the_newest_series_only(self):

@@ -67,6 +67,20 @@ class Axes(unittest.TestCase):
         self.assertEqual(bench_table.latest_batch(self.db), 'axes')
         self.assertEqual(bench_table.latest_batch(self.db, 'fast'), 'full')
 
+    def test_a_smoke_batch_never_stands_for_the_fast_paths(self):
+        """One boot and one rep a side gives no interval: the README's bench
+        block keeps the newest batch that does."""
+        import figures
+        for name, reps, started in (('real', 3, '2026-12-05T09:00:00Z'), ('smoke', 1, '2026-12-05T10:00:00Z')):
+            for k in ('original', 'patched'):
+                d = os.path.join(self.tmp, f'{name}-1-{k}')
+                fake_run.bench_run(d, k, sizes=(64,), reps=1, fast_reps=reps, tag=name, started=started,
+                                   clock='icount')
+                ingest.ingest(self.db, d, False, self.known, self.expect, self.path, name)
+        text = '\n'.join(figures.block_bench(self.db))
+        self.assertIn('--batch real ', text)
+        self.assertNotIn('smoke', text)
+
 
 if __name__ == '__main__':
     unittest.main()
