@@ -26,7 +26,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 for _d in ('records', 'verdict', 'jobs', 'kernel'):
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run', _d))
 import records  # noqa: E402

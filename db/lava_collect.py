@@ -32,7 +32,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
 
 CHANNELS = {'R| ': 'results.log', 'S| ': 'samples.log'}
 

@@ -21,7 +21,6 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402,F401 (puts db/ on the path)
 import store  # noqa: E402
 from compare import (  # noqa: E402

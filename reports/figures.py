@@ -14,8 +14,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(TOP, 'db'))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
+import compare  # noqa: E402,F401 (db/ and qemu-run/kernel/ on the path)
 import bench_table  # noqa: E402
 import flaky  # noqa: E402
 import metrics  # noqa: E402

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'db'))
+import compare  # noqa: E402,F401 (db/ on the path)
 import store  # noqa: E402
 
 

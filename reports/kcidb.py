@@ -44,7 +44,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(TOP, 'db'))
+import compare  # noqa: E402,F401 (db/ on the path)
 import store  # noqa: E402
 
 SCHEMA = os.path.join(HERE, 'kcidb', 'schema-v5.json')

@@ -14,7 +14,6 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import short_num as fmt  # noqa: E402 (and db/ on the path)
 import store  # noqa: E402
 

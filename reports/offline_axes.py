@@ -17,7 +17,6 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402 (and db/ on the path)
 import store  # noqa: E402
 

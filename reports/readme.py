@@ -34,7 +34,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
 import compare  # noqa: E402
 import figures  # noqa: E402
 import report  # noqa: E402

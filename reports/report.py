@@ -24,7 +24,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402 (and db/, qemu-run/kernel/ on the path)
 import flaky  # noqa: E402
 import store  # noqa: E402
