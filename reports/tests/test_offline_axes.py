@@ -2,9 +2,7 @@
 newest clean instruction-count offline batch of that pair, original
 against patched; wall-clock batches and mixed parts never count."""
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -14,24 +12,10 @@ import compare  # noqa: E402,F401 (db/ on the path)
 import fake_run  # noqa: E402
 import ingest  # noqa: E402
 import offline_axes  # noqa: E402
-import store  # noqa: E402
+from test_ingest import Base  # noqa: E402 (a fresh database and matrix files)
 
 
-class Axes(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix='axes-test-')
-        self.path = os.path.join(self.tmp, 'runs.sqlite')
-        self.expect = os.path.join(self.tmp, 'expectations')
-        with open(self.expect, 'w') as f:
-            f.write(fake_run.expectations_text())
-        self.known = os.path.join(self.tmp, 'known-issues')
-        open(self.known, 'w').close()
-        self.db = store.connect(self.path)
-
-    def tearDown(self):
-        self.db.close()
-        shutil.rmtree(self.tmp)
-
+class Axes(Base):
     def batch(self, name, nodes, dead, clock='icount', parts='offline', started='2026-12-05T10:00:00Z'):
         for k in ('original', 'patched'):
             d = os.path.join(self.tmp, f'{name}-1-{k}')
