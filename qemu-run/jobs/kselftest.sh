@@ -15,7 +15,8 @@
 # lists as flaky on KERNEL; the summary line names each flaky subtest with
 # its count, and it fails only when every attempt failed.  A test with a
 # needs-cpus=N entry runs again on its own N-CPU boot (CPUS_BOOT=0 skips
-# that boot, and its entry then reports the failure as a skip).
+# that boot, and its entry then reports the failure as a skip), where a
+# failure of that subtest is rerun and counted as a flaky one's is.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -76,6 +77,8 @@ if [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
 	while read -r cpus list; do
 		[ -n "$list" ] || continue
 		say "kernel $kernel: $list again on a $cpus-CPU boot (needs-cpus in known-issues)"
+		flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --flaky --cpus "$cpus") ||
+			die "cannot read $known (see above)"
 		if run_tests "-${cpus}cpus" "$list" SMP="$cpus"; then
 			summary+=" | ${cpus} CPUs: $(tail -1 "$RUN_DIR/summary")"
 		else

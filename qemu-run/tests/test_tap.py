@@ -251,6 +251,25 @@ class KnownIssues(unittest.TestCase):
         v = tap.judge(['@@ boot kernel=x cpus=14'] + body, 'original', kn, {})
         self.assertEqual(v.surprises, [('t:b', 'pass', 'fail')])
 
+    def test_needs_cpus_reruns_on_its_boot(self):
+        kn = known('t:b', 'needs-cpus', cpus=14)
+        self.assertEqual(tap.flaky_keys(kn, 'original'), [])
+        self.assertEqual(tap.flaky_keys(kn, 'original', cpus=2), [])
+        self.assertEqual(tap.flaky_keys(kn, 'original', cpus=14), ['t:b'])
+        fail = run('1..2', 'ok 1 a', 'not ok 2 b', rc=1)
+        again = run('1..2', 'ok 1 a', 'ok 2 b', rc=0, attempt=2)
+        # On the 14-CPU boot a rerun that passes makes it flaky, counted.
+        v = tap.judge(['@@ boot kernel=x cpus=14'] + fail + again + ['@@ done rc=0'], 'original', kn, {})
+        self.assertEqual(v.surprises, [])
+        self.assertIn('flaky: t:b (1 of 2 failed)', tap.summary_line('original', v))
+        # Every attempt failed: a failure, never a skip.
+        v = tap.judge(['@@ boot kernel=x cpus=14'] + fail + run('1..2', 'ok 1 a', 'not ok 2 b', rc=1, attempt=2)
+                      + ['@@ done rc=1'], 'original', kn, {})
+        self.assertEqual(v.surprises, [('t:b', 'pass', 'fail')])
+        # On a smaller boot no rerun is folded in: the first attempt is a skip.
+        v = tap.judge(['@@ boot kernel=x cpus=2'] + fail + again + ['@@ done rc=0'], 'original', kn, {})
+        self.assertEqual([r.outcome for r in v.results if r.key == 't:b'], ['skip'])
+
 
 class Summarize(unittest.TestCase):
     def results(self):

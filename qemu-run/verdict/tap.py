@@ -24,7 +24,8 @@ failure counts) and the summary names it.  KIND is
                  passes, reported as "flaky (k of n failed)", when any
                  attempt passed, and fails when every attempt failed;
   needs-cpus=N   its failure on a boot with fewer than N CPUs is a skip
-                 that says so (kselftest.sh runs it again on a boot with N);
+                 that says so (kselftest.sh runs it again on a boot with N,
+                 where it is rerun and counted as a flaky one is);
   broken         its failure is a skip with the reason, never a pass.
 Expectations (--expect): "test:subtest  original patched debug" with
 pass|fail per kernel; subtests not listed must pass (or skip, with the
@@ -120,9 +121,15 @@ def read_known(path):
     return known
 
 
-def flaky_keys(known, kernel, today=None):
-    """The subtests the guest reruns on kernel when they fail."""
-    return sorted(k for k, e in known.items() if e.kind == 'flaky' and e.applies(kernel, today))
+def flaky_keys(known, kernel, today=None, cpus=None):
+    """The subtests the guest reruns on kernel when they fail: the flaky
+    entries and, on a boot of cpus CPUs, the needs-cpus entries that boot
+    judges (their tolerance still races with the per-CPU charge stocks of
+    every CPU the test ran on, so a failure there is counted and rerun as
+    a flaky one is, never skipped)."""
+    return sorted(k for k, e in known.items() if e.applies(kernel, today) and (
+        e.kind == 'flaky' or
+        (e.kind == 'needs-cpus' and cpus is not None and cpus >= e.cpus)))
 
 
 def cpu_boots(known, kernel, tests=None, today=None):
@@ -248,9 +255,9 @@ def judge(lines, kernel, known, expect, tests=None, today=None, plans=None):
     if tests:
         for t in sorted(set(tests) - {r.test for r in results}):
             results.append(Result(t, '(binary)', 'fail', 'no results at all'))
-    v.results, v.notes = merge_attempts(results, set(flaky_keys(known, kernel, today)))
     cpus = v.boot.get('cpus')
     cpus = int(cpus) if cpus and cpus.isdigit() else None
+    v.results, v.notes = merge_attempts(results, set(flaky_keys(known, kernel, today, cpus)))
     v.lines, v.counts, v.surprises = summarize(v.results, kernel, known, expect, tests, cpus, today)
     v.expired = expired_entries(known, kernel, today)
     return v
@@ -287,6 +294,9 @@ def main(argv):
     ap.add_argument('--plans', help='plans of the binaries that print none (qemu-run/verdict/plans)')
     ap.add_argument('--flaky', action='store_true',
                     help='print the comma-separated subtests the guest reruns on KERNEL, and exit')
+    ap.add_argument('--cpus', type=int,
+                    help='with --flaky: the boot has this many CPUs (adds the needs-cpus '
+                         'entries it judges)')
     ap.add_argument('--cpu-boots', action='store_true',
                     help='print "N test,test" for each boot of N CPUs that needs-cpus entries '
                          'want for the --tests on KERNEL, and exit')
@@ -295,7 +305,7 @@ def main(argv):
     known = read_known(args.known)
     tests = set(args.tests.split(',')) if args.tests else None
     if args.flaky:
-        print(','.join(flaky_keys(known, args.kernel)))
+        print(','.join(flaky_keys(known, args.kernel, cpus=args.cpus)))
         return 0
     if args.cpu_boots:
         for cpus, names in cpu_boots(known, args.kernel, tests):
