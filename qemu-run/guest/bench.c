@@ -58,6 +58,29 @@
  *                        spread and delta are those of the emulator and
  *                        the host, the noise the others must be read against
  *
+ * Part "reclaim", reclaim of a parent after its children were removed, for
+ * each LRU mode of lru= (gen: MGLRU, classic: the active/inactive lists;
+ * /sys/kernel/mm/lru_gen/enabled is switched) and rep: a fresh parent
+ * P (parent/rcl-<mode>-<rep>) with a live child H that reads hot_mb of
+ * its own file twice, then rounds= times a child C that reads cold_mb of
+ * another file twice under memory.max=cold_max_mb (so C reclaims and ages
+ * its own LRU: under MGLRU its generations run ahead of P's), is removed,
+ * H reads its file again, and memory.reclaim asks P for what C had
+ * charged.  On 6.12 C stays dying with its own LRU, which P's reclaim
+ * still walks; with the series C's lists were spliced into P's at
+ * offline, MGLRU generations by index, so folios of a generation P does
+ * not use yet are invisible until P ages: worse reclaim shows as cold
+ * pages left, a hot sibling evicted in their place, or more scanning.  On
+ * the last round (the earlier ones age P):
+ *   reclaim.<mode>.cold_left_pct      C's file still in memory after it (mincore)
+ *   reclaim.<mode>.hot_left_pct       H's file still in memory after it
+ *   reclaim.<mode>.refault_pct        H's workingset_refault_file while it
+ *                                     reads its file once more, in % of its pages
+ *   reclaim.<mode>.scan_per_reclaim   P's pgscan / pgsteal over the reclaim
+ *   reclaim.<mode>.reclaimed_pct      P's pgsteal over it, in % of what was asked
+ *   reclaim.<mode>.reclaim_us         the memory.reclaim write
+ * param is cold_mb (KiB).  Then the files go and P is removed.
+ *
  * Records go to out=/dev/ttyS2 (samples.log) as qemu-run/records/RECORDS.md says:
  * "@@ run bench <knobs>", one "@@ result metric= param= rep= value= unit="
  * per measurement, "@@ progress", "@@ end rc=".  They are written, and the
@@ -83,7 +106,7 @@
 #include "tool.h"
 
 static struct knob knobs[] = {
-	{ "parts", K_STR, 0, "offline,fast", "what to run: offline, fast" },
+	{ "parts", K_STR, 0, "offline,fast", "what to run: offline, fast, reclaim" },
 	{ "sizes", K_STR, 0, "1,4,16,64,256,512", "offline: page cache sizes of the child, MiB" },
 	{ "reps", K_NUM, 3, NULL, "offline: reps per size" },
 	{ "dead", K_NUM, 0, NULL, "offline: grandchildren made, given a page of page cache each and removed in C first" },
@@ -108,6 +131,12 @@ static struct knob knobs[] = {
 	{ "forks", K_NUM, 200, NULL, "fast.fork: forks and exits per rep" },
 	{ "tcp_mb", K_NUM, 64, NULL, "fast.tcp: MiB sent over 127.0.0.1 per loop" },
 	{ "tcp_loops", K_NUM, 4, NULL, "fast.tcp: loops per rep" },
+	{ "lru", K_STR, 0, "gen,classic", "reclaim: LRU modes to run, gen (MGLRU) and/or classic (/sys/kernel/mm/lru_gen/enabled)" },
+	{ "reclaim_reps", K_NUM, 3, NULL, "reclaim: reps per LRU mode" },
+	{ "rounds", K_NUM, 3, NULL, "reclaim: children aged, removed and reclaimed in turn under one parent; the last is measured" },
+	{ "cold_mb", K_NUM, 64, NULL, "reclaim: file each removed child read twice, MiB" },
+	{ "cold_max_mb", K_NUM, 16, NULL, "reclaim: memory.max of that child while it reads (it reclaims and ages itself)" },
+	{ "hot_mb", K_NUM, 32, NULL, "reclaim: the live sibling's working set, a file it reads again and again, MiB" },
 	{ "cpu", K_NUM, 1, NULL, "CPU for the fast paths (the probe takes the other one)" },
 	{ "seed", K_NUM, 1, NULL, "seed of the order of sizes and tests in each rep" },
 	{ "tag", K_STR, 0, "-", "a label copied into \"@@ run\" (bench.sh: the batch)" },
@@ -233,6 +262,15 @@ static long long cg_key(const char *cg, const char *file, const char *key)
 
 	snprintf(p, sizeof(p), "%s/%s", cg, file);
 	return key_value(p, key);
+}
+
+/* Write value to cg's file; -1 with errno (EAGAIN from a short memory.reclaim). */
+static int cg_write_knob(const char *cg, const char *file, const char *value)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", cg, file);
+	return write_str(p, value);
 }
 
 /* nr_dying_subsys_memory from an open cgroup.stat, re-read with pread. */
@@ -1088,10 +1126,216 @@ static void part_fast(void)
 	}
 }
 
+/* ---- part reclaim: a parent's reclaim after its children were removed */
+
+#define LRU_GEN "/sys/kernel/mm/lru_gen/enabled"
+
+static char rcl_file[300];
+static long rcl_passes;
+
+/* Read rcl_file rcl_passes times (page cache charged to the reader's cgroup). */
+static int rcl_reader(long arg)
+{
+	long pass;
+	off_t off;
+	ssize_t n = 0;
+	int fd;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	fd = open(rcl_file, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	for (pass = 0; pass < rcl_passes && n >= 0; pass++)
+		for (off = 0; (n = pread(fd, chunk, sizeof(chunk), off)) > 0; off += n)
+			;
+	close(fd);
+	return n < 0 ? 1 : 0;
+}
+
+static int rcl_read(const char *cg, const char *file, long passes)
+{
+	int status = -1;
+	pid_t pid;
+
+	snprintf(rcl_file, sizeof(rcl_file), "%s", file);
+	rcl_passes = passes;
+	pid = spawn_in(cg, rcl_reader, 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status) {
+		fail("reclaim: reading %s in %s failed (status %d)", file, cg, status);
+		return -1;
+	}
+	return 0;
+}
+
+/* A clean file of mb MiB that is not in the page cache (fsynced, then dropped). */
+static int rcl_make(const char *p, long mb)
+{
+	int fd;
+
+	if (write_synced(p, mb << 20))
+		return -1;
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	return errno ? -1 : 0;
+}
+
+/* Switch MGLRU on (gen) or off (classic) and check that it took. */
+static int set_lru(int gen)
+{
+	char buf[64];
+
+	if (write_str(LRU_GEN, gen ? "y" : "n") || read_str(LRU_GEN, buf, sizeof(buf)))
+		return -1;
+	/* "0x0007" with every MGLRU feature on, "0x0000" off. */
+	return (strtol(buf, NULL, 16) != 0) == gen ? 0 : -1;
+}
+
+static void reclaim_rep(const char *mode, long rep)
+{
+	char P[256], H[300], C[320], hot[300], cold[320], m[80], metric[64];
+	long cold_mb = NUM("cold_mb"), rounds = NUM("rounds"), round;
+	long long charged = 0, scan0, steal0, ref0, scan, steal, ref, t0, t1;
+	double cold_left = -1, hot_left = -1;
+	long hot_pages = (NUM("hot_mb") << 20) / sysconf(_SC_PAGESIZE);
+	int rc;
+
+	snprintf(P, sizeof(P), "%s/rcl-%s-%ld", STR("parent"), mode, rep);
+	snprintf(H, sizeof(H), "%s/hot", P);
+	snprintf(hot, sizeof(hot), "%s/rcl-hot", STR("dir"));
+	if (mkcg(P, 1) || mkcg(H, 0)) {
+		fail("reclaim %s rep %ld: cannot create %s: %s", mode, rep, H, strerror(errno));
+		goto out;
+	}
+	if (rcl_make(hot, NUM("hot_mb")) || rcl_read(H, hot, 2)) {
+		fail("reclaim %s rep %ld: the hot file %s: %s", mode, rep, hot, strerror(errno));
+		goto out;
+	}
+	for (round = 1; round <= rounds; round++) {
+		snprintf(C, sizeof(C), "%s/cold-%ld", P, round);
+		snprintf(cold, sizeof(cold), "%s/rcl-cold-%ld", STR("dir"), round);
+		snprintf(m, sizeof(m), "%ld", NUM("cold_max_mb") << 20);
+		if (mkcg(C, 0) || cg_write_knob(C, "memory.max", m) || rcl_make(cold, cold_mb)) {
+			fail("reclaim %s rep %ld: setting up %s: %s", mode, rep, C, strerror(errno));
+			goto out;
+		}
+		if (rcl_read(C, cold, 2))
+			goto out;
+		charged = cg_key(C, "memory.stat", "file");
+		if (charged <= 0) {
+			fail("reclaim %s rep %ld: no page cache charged to %s", mode, rep, C);
+			goto out;
+		}
+		if (rmcg(C)) {
+			fail("reclaim %s rep %ld: rmdir %s: %s", mode, rep, C, strerror(errno));
+			goto out;
+		}
+		settle();
+		/* The sibling's working set is hot when the parent is reclaimed. */
+		if (rcl_read(H, hot, 1))
+			goto out;
+		scan0 = cg_key(P, "memory.stat", "pgscan");
+		steal0 = cg_key(P, "memory.stat", "pgsteal");
+		ref0 = cg_key(H, "memory.stat", "workingset_refault_file");
+		snprintf(m, sizeof(m), "%lld", charged);
+		t0 = now_ns();
+		rc = cg_write_knob(P, "memory.reclaim", m);
+		t1 = now_ns();
+		/* EAGAIN: it reclaimed less than asked; the counters say how much. */
+		if (rc && errno != EAGAIN) {
+			fail("reclaim %s rep %ld: memory.reclaim of %s: %s", mode, rep, P, strerror(errno));
+			goto out;
+		}
+		cold_left = resident_pct(cold);
+		hot_left = resident_pct(hot);
+		scan = cg_key(P, "memory.stat", "pgscan") - scan0;
+		steal = cg_key(P, "memory.stat", "pgsteal") - steal0;
+		if (rcl_read(H, hot, 1))
+			goto out;
+		ref = cg_key(H, "memory.stat", "workingset_refault_file") - ref0;
+		if (scan0 < 0 || steal0 < 0 || ref0 < 0 || cold_left < 0 || hot_left < 0) {
+			fail("reclaim %s rep %ld: cannot read the counters of %s", mode, rep, P);
+			goto out;
+		}
+		printf("bench: reclaim %-7s rep %ld round %ld: child had %lld KiB; %s, %.0f us, scanned %lld reclaimed %lld pages; cold left %.1f%%, hot left %.1f%%, hot refaults %lld\n",
+		       mode, rep, round, charged >> 10, rc ? "short (EAGAIN)" : "all reclaimed", (t1 - t0) / 1e3,
+		       scan, steal, cold_left, hot_left, ref);
+		unlink(cold);
+		if (round < rounds)
+			continue;
+#define R(name, v, unit) do { \
+		snprintf(metric, sizeof(metric), "reclaim.%s.%s", mode, name); \
+		result(metric, cold_mb << 10, rep, v, unit); } while (0)
+		R("cold_left_pct", cold_left, "%");
+		R("hot_left_pct", hot_left, "%");
+		R("refault_pct", 100.0 * ref / hot_pages, "%");
+		if (steal > 0)
+			R("scan_per_reclaim", (double)scan / steal, "pages");
+		R("reclaimed_pct", 100.0 * steal * sysconf(_SC_PAGESIZE) / charged, "%");
+		R("reclaim_us", (t1 - t0) / 1e3, "us");
+#undef R
+	}
+out:
+	for (round = 1; round <= rounds; round++) {
+		snprintf(cold, sizeof(cold), "%s/rcl-cold-%ld", STR("dir"), round);
+		unlink(cold);
+		snprintf(C, sizeof(C), "%s/cold-%ld", P, round);
+		rmcg(C);
+	}
+	unlink(hot);
+	rmcg(H);
+	if (rmcg(P))
+		fail("reclaim: rmdir %s: %s", P, strerror(errno));
+}
+
+static void part_reclaim(void)
+{
+	const char *modes[2];
+	char *s = strdup(STR("lru")), *tok, *save = NULL, buf[64];
+	int n = 0, order[2], i, was_gen;
+	long rep, done = 0;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == 2 || (strcmp(tok, "gen") && strcmp(tok, "classic"))) {
+			fprintf(stderr, "bench: lru: gen and/or classic, not '%s'\n", STR("lru"));
+			exit(2);
+		}
+		modes[n++] = !strcmp(tok, "gen") ? "gen" : "classic";
+	}
+	if (read_str(LRU_GEN, buf, sizeof(buf))) {
+		fprintf(stderr, "bench: reclaim: %s: %s (a kernel without CONFIG_LRU_GEN)\n", LRU_GEN, strerror(errno));
+		exit(2);
+	}
+	was_gen = strtol(buf, NULL, 16) != 0;
+	for (rep = 1; rep <= NUM("reclaim_reps"); rep++) {
+		for (i = 0; i < n; i++)
+			order[i] = i;
+		shuffle(order, n, 2000 + rep);
+		for (i = 0; i < n; i++) {
+			sync();
+			settle();
+			if (set_lru(!strcmp(modes[order[i]], "gen"))) {
+				fail("reclaim: cannot switch %s to %s", LRU_GEN, modes[order[i]]);
+				continue;
+			}
+			reclaim_rep(modes[order[i]], rep);
+			record("@@ progress part=reclaim done=%ld of=%ld t_ms=%lld", ++done,
+			       n * NUM("reclaim_reps"), (now_ns() - t_start) / 1000000);
+			flush_records();
+		}
+	}
+	if (set_lru(was_gen))
+		fail("reclaim: cannot put %s back", LRU_GEN);
+	free(s);
+}
+
 int main(int argc, char **argv)
 {
 	char words[2048], *s, *tok, *save = NULL;
-	int offline = 0, fast = 0, rc;
+	int offline = 0, fast = 0, reclaim = 0, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	knob_parse("bench", knobs, argc, argv);
@@ -1101,15 +1345,18 @@ int main(int argc, char **argv)
 			offline = 1;
 		else if (!strcmp(tok, "fast"))
 			fast = 1;
+		else if (!strcmp(tok, "reclaim"))
+			reclaim = 1;
 		else {
-			fprintf(stderr, "bench: parts: offline and/or fast, not '%s'\n", tok);
+			fprintf(stderr, "bench: parts: offline, fast and/or reclaim, not '%s'\n", tok);
 			return 2;
 		}
 	}
 	free(s);
 	if (!NUM("reps") || !NUM("fast_reps") || !NUM("poll_us") || !NUM("read_mb") || !NUM("anon_mb") ||
 	    !NUM("charge_kb") || NUM("charge_kb") > 1024 || !NUM("read_passes") || !NUM("anon_loops") ||
-	    !NUM("charge_ops") || !NUM("ctxsw_trips") || !NUM("spin_m")) {
+	    !NUM("charge_ops") || !NUM("ctxsw_trips") || !NUM("spin_m") || !NUM("reclaim_reps") ||
+	    !NUM("rounds") || !NUM("cold_mb") || !NUM("cold_max_mb") || !NUM("hot_mb")) {
 		fprintf(stderr, "bench: reps, counts and sizes must be > 0 (charge_kb at most 1024)\n");
 		return 2;
 	}
@@ -1142,6 +1389,8 @@ int main(int argc, char **argv)
 		part_offline();
 	if (fast)
 		part_fast();
+	if (reclaim)
+		part_reclaim();
 	rc = failures ? 1 : 0;
 	record("@@ end rc=%d results=%ld t_ms=%lld", rc, nresults, (now_ns() - t_start) / 1000000);
 	flush_records();
