@@ -6,8 +6,8 @@ usage: qemu-run/guest/knobs.py TOOL key=value ...
 TOOL is soak, stress or bench; its knob table is read from
 qemu-run/guest/TOOL.c (the table "TOOL help" prints in the guest), so the
 two cannot disagree.  An unknown knob, a number knob that is not a
-number, a list knob (soak's and stress's mix, bench's parts) naming
-something its default does not hold, or a soak that would run until its
+number, a list knob (soak's and stress's mix, bench's parts and lru)
+naming something it cannot run, or a soak that would run until its
 deadline (gens=0 and secs=0) is an error that names the knob and what is
 valid; nothing boots.  Exit status 0 when every knob is good, 2 if not.
 """
@@ -17,8 +17,10 @@ import sys
 
 GUEST = os.path.dirname(os.path.abspath(__file__))
 ENTRY = re.compile(r'\{\s*"([a-z_]+)",\s*(K_NUM|K_STR),\s*(-?\d+),\s*(NULL|"[^"]*")')
-# Knobs whose value is a comma list of names, each one of the default's.
-LISTS = {('soak', 'mix'), ('stress', 'mix'), ('bench', 'parts')}
+# Knobs whose value is a comma list of names: each one of the default's,
+# or of the names given here when the default runs only some.
+LISTS = {('soak', 'mix'): None, ('stress', 'mix'): None,
+         ('bench', 'parts'): ('offline', 'fast', 'reclaim'), ('bench', 'lru'): None}
 
 
 def table(tool):
@@ -51,7 +53,7 @@ def problems(tool, words):
         if kind == 'num' and not re.fullmatch(r'-?\d+', value):
             errs.append(f'{tool} knob {name} is a number, not "{value}"')
         elif (tool, name) in LISTS:
-            valid = default.split(',')
+            valid = LISTS[(tool, name)] or default.split(',')
             # soak's mix may give one list per slice, separated by '/'
             lists = value.split('/') if (tool, name) == ('soak', 'mix') else [value]
             bad = [v for part in lists for v in part.split(',') if v not in valid]

@@ -51,8 +51,11 @@ reps=$(knob reps 3)
 timeout_ms=$(knob timeout_ms 5000)
 probe_ms=$(knob probe_ms 1000)
 fast_reps=$(knob fast_reps 5)
+reclaim_reps=$(knob reclaim_reps 3)
+rounds=$(knob rounds 3)
 [[ "$sizes" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "sizes is a list of MiB like 1,64,512, not '$sizes'"
-[[ "$reps$timeout_ms$probe_ms$fast_reps" =~ ^[0-9]+$ ]] || die "reps, timeout_ms, probe_ms and fast_reps are numbers"
+[[ "$reps$timeout_ms$probe_ms$fast_reps$reclaim_reps$rounds" =~ ^[0-9]+$ ]] ||
+	die "reps, timeout_ms, probe_ms, fast_reps, reclaim_reps and rounds are numbers"
 if [ -z "${DEADLINE:-}" ]; then
 	# Per offline rep: writing and fsyncing the file (~10 MiB/s emulated at
 	# worst), the two probe windows, the wait, settling; per fast rep 40 s.
@@ -63,6 +66,8 @@ if [ -z "${DEADLINE:-}" ]; then
 		DEADLINE=$((DEADLINE + reps * (n * ((timeout_ms + 2 * probe_ms) / 1000 + 5) + sum / 10)))
 	esac
 	case ",$parts," in *,fast,*) DEADLINE=$((DEADLINE + fast_reps * 40)) ;; esac
+	# Per reclaim round: a file written and read twice, the reclaim (two LRU modes).
+	case ",$parts," in *,reclaim,*) DEADLINE=$((DEADLINE + reclaim_reps * 2 * rounds * 60)) ;; esac
 fi
 export DEADLINE
 export MEM=${MEM:-1536}

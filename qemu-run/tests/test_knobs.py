@@ -31,7 +31,8 @@ class Table(unittest.TestCase):
                 ('soak', ['gens=x'], 'is a number'),
                 ('soak', ['gens=0'], 'would run until its deadline'),
                 ('soak', ['gens=0', 'secs=0'], 'would run until its deadline'),
-                ('bench', ['parts=slow'], 'is not among offline,fast'),
+                ('bench', ['parts=slow'], 'is not among offline,fast,reclaim'),
+                ('bench', ['lru=lru'], 'is not among gen,classic'),
                 ('stress', ['secs=ten'], 'is a number'),
                 ('soak', ['gens'], 'is not key=value')):
             errs = knobs.problems(tool, words)
@@ -44,6 +45,7 @@ class Table(unittest.TestCase):
         self.assertEqual(knobs.problems('soak', ['slices=3', 'mix=log,read/anon,tmpfs,fork/files,sock',
                                                  'rate=50']), [])
         self.assertEqual(knobs.problems('bench', ['parts=fast', 'fast_reps=4', 'seed=2']), [])
+        self.assertEqual(knobs.problems('bench', ['parts=reclaim', 'lru=classic']), [])
 
 
 class NothingBoots(unittest.TestCase):
