@@ -72,7 +72,8 @@
  * not use yet are invisible until P ages: worse reclaim shows as cold
  * pages left, a hot sibling evicted in their place, or more scanning.  On
  * the last round (the earlier ones age P):
- *   reclaim.<mode>.cold_left_pct      C's file still in memory after it (mincore)
+ *   reclaim.<mode>.cold_left_pct      C's pages still in memory after it, in % of
+ *                                     those in memory before it (mincore)
  *   reclaim.<mode>.hot_left_pct       H's file still in memory after it
  *   reclaim.<mode>.refault_pct        H's workingset_refault_file while it
  *                                     reads its file once more, in % of its pages
@@ -1199,7 +1200,7 @@ static void reclaim_rep(const char *mode, long rep)
 	char P[256], H[300], C[320], hot[300], cold[320], m[80], metric[64];
 	long cold_mb = NUM("cold_mb"), rounds = NUM("rounds"), round;
 	long long charged = 0, scan0, steal0, ref0, scan, steal, ref, t0, t1;
-	double cold_left = -1, hot_left = -1;
+	double cold_before = -1, cold_left = -1, hot_left = -1;
 	long hot_pages = (NUM("hot_mb") << 20) / sysconf(_SC_PAGESIZE);
 	int rc;
 
@@ -1240,6 +1241,7 @@ static void reclaim_rep(const char *mode, long rep)
 		scan0 = cg_key(P, "memory.stat", "pgscan");
 		steal0 = cg_key(P, "memory.stat", "pgsteal");
 		ref0 = cg_key(H, "memory.stat", "workingset_refault_file");
+		cold_before = resident_pct(cold);
 		snprintf(m, sizeof(m), "%lld", charged);
 		t0 = now_ns();
 		rc = cg_write_knob(P, "memory.reclaim", m);
@@ -1256,20 +1258,20 @@ static void reclaim_rep(const char *mode, long rep)
 		if (rcl_read(H, hot, 1))
 			goto out;
 		ref = cg_key(H, "memory.stat", "workingset_refault_file") - ref0;
-		if (scan0 < 0 || steal0 < 0 || ref0 < 0 || cold_left < 0 || hot_left < 0) {
+		if (scan0 < 0 || steal0 < 0 || ref0 < 0 || cold_before <= 0 || cold_left < 0 || hot_left < 0) {
 			fail("reclaim %s rep %ld: cannot read the counters of %s", mode, rep, P);
 			goto out;
 		}
-		printf("bench: reclaim %-7s rep %ld round %ld: child had %lld KiB; %s, %.0f us, scanned %lld reclaimed %lld pages; cold left %.1f%%, hot left %.1f%%, hot refaults %lld\n",
+		printf("bench: reclaim %-7s rep %ld round %ld: child had %lld KiB; %s, %.0f us, scanned %lld reclaimed %lld pages; cold file resident %.1f%% -> %.1f%%, hot %.1f%%, hot refaults %lld\n",
 		       mode, rep, round, charged >> 10, rc ? "short (EAGAIN)" : "all reclaimed", (t1 - t0) / 1e3,
-		       scan, steal, cold_left, hot_left, ref);
+		       scan, steal, cold_before, cold_left, hot_left, ref);
 		unlink(cold);
 		if (round < rounds)
 			continue;
 #define R(name, v, unit) do { \
 		snprintf(metric, sizeof(metric), "reclaim.%s.%s", mode, name); \
 		result(metric, cold_mb << 10, rep, v, unit); } while (0)
-		R("cold_left_pct", cold_left, "%");
+		R("cold_left_pct", 100.0 * cold_left / cold_before, "%");
 		R("hot_left_pct", hot_left, "%");
 		R("refault_pct", 100.0 * ref / hot_pages, "%");
 		if (steal > 0)
