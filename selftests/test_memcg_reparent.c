@@ -317,6 +317,8 @@ static const char * const check_names[] = {
 	"still accounted",
 	"uncharged on free",
 	"not reclaimed",
+	"sibling kept",
+	"dead reclaimed first",
 };
 
 /* Print one failed expectation; the test fails at the end. */
@@ -3829,6 +3831,133 @@ cleanup:
 	return rt_cleanup(&t, ret);
 }
 
+#define RECLAIM_HOT		(32 << 20)
+#define RECLAIM_COLD		(64 << 20)
+#define RECLAIM_COLD_MAX	(16 << 20)
+#define LRU_GEN_ENABLED		"/sys/kernel/mm/lru_gen/enabled"
+
+/* A file of the test's own, named after it and @what, not in the page cache. */
+static int reclaim_file(struct reparent_test *t, struct file_state *s,
+			const char *what)
+{
+	char made[PATH_MAX - 16];
+
+	s->fd = make_uncached_file(t, made, sizeof(made), s->size);
+	if (s->fd < 0)
+		return -1;
+	snprintf(s->path, sizeof(s->path), "%s.%s", made, what);
+	if (rename(made, s->path)) {
+		report(t, 0, "rename %s: %s\n", made, strerror(errno));
+		unlink(made);
+		s->path[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Reclaim of P after the rmdir takes what the removed child left, not a
+ * live sibling's working set. On 6.12 the dying C keeps its own LRU, and
+ * reclaim scrapes a deleted memcg out before it takes shares by size
+ * (get_nr_to_scan() under MGLRU); once C's lists are spliced into P's,
+ * P's own lruvec must be treated the same, or memory.reclaim of P takes
+ * K's pages in proportion to their number.
+ *
+ * K (t.keep) reads its file three times: a working set. C reads another,
+ * larger file twice under memory.max, so that it reclaims and ages its own
+ * LRU, and is removed. K reads its file once more, then memory.reclaim
+ * asks P for what C had.
+ *   check 5: K keeps at least 7/8 of its file in memory;
+ *   check 6: at most a quarter of C's pages are left.
+ * Under the classic LRU a deleted memcg only gets a rounding in its favour,
+ * and 6.12 takes a fifth of K too: the test wants MGLRU on.
+ */
+static int test_reparent_reclaim(const char *root)
+{
+	struct file_state hot = FILE_STATE(RECLAIM_HOT);
+	struct file_state cold = FILE_STATE(RECLAIM_COLD);
+	long charged, hot_pages, hot_in, cold_in, cold_left;
+	struct reparent_test t;
+	char buf[32];
+	int ret, i;
+
+	ret = rt_setup(&t, root, __func__);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	if (read_text(LRU_GEN_ENABLED, buf, sizeof(buf)) <= 0 ||
+	    !strtol(buf, NULL, 16)) {
+		ksft_print_msg("%s: MGLRU is off or absent (%s)\n", t.name,
+			       LRU_GEN_ENABLED);
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	if (reclaim_file(&t, &hot, "hot") || reclaim_file(&t, &cold, "cold"))
+		goto cleanup;
+	for (i = 0; i < 3; i++)
+		if (run_in_cgroup(t.keep, read_file, &hot, false)) {
+			report(&t, 0, "cannot read %s in the sibling\n", hot.path);
+			goto cleanup;
+		}
+	snprintf(buf, sizeof(buf), "%d", RECLAIM_COLD_MAX);
+	if (cg_write(t.child, "memory.max", buf)) {
+		report(&t, 0, "cannot set memory.max of the child\n");
+		goto cleanup;
+	}
+	for (i = 0; i < 2; i++)
+		if (run_in_cgroup(t.child, read_file, &cold, false)) {
+			report(&t, 0, "cannot read %s in the child\n", cold.path);
+			goto cleanup;
+		}
+	charged = cg_read_key_long(t.child, "memory.stat", "file ");
+	if (charged < RECLAIM_COLD_MAX / 2) {
+		report(&t, 0, "file of the child: expected >= %d KiB, saw %ld KiB\n",
+		       RECLAIM_COLD_MAX / 2048, kib(charged));
+		goto cleanup;
+	}
+	if (rt_remove_child(&t, -1))
+		goto cleanup;
+	t.checked = true;
+
+	/* K's working set is hot when P is reclaimed. */
+	if (run_in_cgroup(t.keep, read_file, &hot, false)) {
+		report(&t, 0, "cannot read %s in the sibling\n", hot.path);
+		goto cleanup;
+	}
+	cold_in = file_resident_pages(cold.fd, cold.size);
+	snprintf(buf, sizeof(buf), "%ld", charged);
+	/* EAGAIN: less than asked; what was taken from whom is the test */
+	if (cg_write(t.parent, "memory.reclaim", buf) && errno != EAGAIN) {
+		report(&t, 0, "memory.reclaim of the parent: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	hot_pages = hot.size / page_size;
+	hot_in = file_resident_pages(hot.fd, hot.size);
+	cold_left = file_resident_pages(cold.fd, cold.size);
+	if (cold_in <= 0 || hot_in < 0 || cold_left < 0) {
+		report(&t, 0, "mincore of the files failed\n");
+		goto cleanup;
+	}
+	ksft_print_msg("%s: memory.reclaim of %ld KiB from the parent: the sibling kept %ld of %ld pages, the child's %ld pages went to %ld\n",
+		       t.name, kib(charged), hot_in, hot_pages, cold_in, cold_left);
+	if (hot_in < hot_pages - hot_pages / 8)
+		report(&t, 5, "the sibling's file: expected >= %ld of its %ld pages in memory, saw %ld: reclaim took them in place of the removed child's\n",
+		       hot_pages - hot_pages / 8, hot_pages, hot_in);
+	if (cold_left > cold_in / 4)
+		report(&t, 6, "the removed child's file: expected <= %ld of its %ld resident pages left, saw %ld\n",
+		       cold_in / 4, cold_in, cold_left);
+
+cleanup:
+	for (i = 0; i < 2; i++) {
+		struct file_state *f = i ? &cold : &hot;
+
+		if (f->fd >= 0)
+			close(f->fd);
+		if (f->path[0])
+			unlink(f->path);
+	}
+	return rt_cleanup(&t, ret);
+}
+
 /*
  * Read this binary once, so that the page cache of its text is charged
  * here and not to the first child that happens to execute a given page.
@@ -3894,6 +4023,7 @@ static struct memcg_reparent_test {
 	T(test_reparent_socket_open),
 	T(test_reparent_fsnotify),
 	T(test_reparent_swap),
+	T(test_reparent_reclaim),
 };
 
 #undef T

@@ -1230,6 +1230,9 @@ static void reclaim_rep(const char *mode, long rep)
 			fail("reclaim %s rep %ld: no page cache charged to %s", mode, rep, C);
 			goto out;
 		}
+		printf("bench: reclaim %s rep %ld round %ld: before rmdir: child active_file %lld inactive_file %lld KiB\n",
+		       mode, rep, round, cg_key(C, "memory.stat", "active_file") >> 10,
+		       cg_key(C, "memory.stat", "inactive_file") >> 10);
 		if (rmcg(C)) {
 			fail("reclaim %s rep %ld: rmdir %s: %s", mode, rep, C, strerror(errno));
 			goto out;
@@ -1238,6 +1241,11 @@ static void reclaim_rep(const char *mode, long rep)
 		/* The sibling's working set is hot when the parent is reclaimed. */
 		if (rcl_read(H, hot, 1))
 			goto out;
+		printf("bench: reclaim %s rep %ld round %ld: after rmdir: parent active_file %lld inactive_file %lld, hot sibling %lld %lld KiB\n",
+		       mode, rep, round, cg_key(P, "memory.stat", "active_file") >> 10,
+		       cg_key(P, "memory.stat", "inactive_file") >> 10,
+		       cg_key(H, "memory.stat", "active_file") >> 10,
+		       cg_key(H, "memory.stat", "inactive_file") >> 10);
 		scan0 = cg_key(P, "memory.stat", "pgscan");
 		steal0 = cg_key(P, "memory.stat", "pgsteal");
 		ref0 = cg_key(H, "memory.stat", "workingset_refault_file");
