@@ -105,7 +105,15 @@ def table(db, batch):
         seen.setdefault(k, v)
     head = [f'bench batch {batch}: {boots["original"]} original and {boots["patched"]} patched boots '
             f'(runs {", ".join(str(r[0]) for r in runs)})']
-    shown = ('parts', 'sizes', 'reps', 'timeout_ms', 'poll_us', 'probe_ms', 'fast_reps', 'seed')
+    parts = seen.get('parts', 'offline,fast').split(',')
+    shown = ['parts']
+    if 'offline' in parts:
+        shown += ['sizes', 'reps', 'dead', 'timeout_ms', 'poll_us', 'probe_ms']
+    if 'fast' in parts:
+        shown += ['fast_reps']
+    if 'reclaim' in parts:
+        shown += ['lru', 'reclaim_reps', 'rounds', 'cold_mb', 'cold_max_mb', 'hot_mb']
+    shown.append('seed')
     head.append('knobs: ' + ' '.join(f'{k}={seen[k]}' for k in shown if k in seen))
     head.append('guest clock: ' + ('icount (instructions executed: CPU cost, host load does not matter)'
                                    if clock == 'icount' else 'wall (the host\'s: swings with its load)'))
@@ -140,6 +148,15 @@ def table(db, batch):
                      'the mix of the two and the upper quartile compares the fast state')
     notes.append('delta 95% CI: the percentile bootstrap interval of the change of the median (2000 '
                  'resamples of each kernel\'s values, seed 1); an interval that holds 0 is no measured change')
+    if any(m.startswith('reclaim.') for m in order):
+        notes.append('reclaim.<lru>.*: memory.reclaim of a parent after its last child was removed, under '
+                     'MGLRU (gen) or the classic LRU: dead_left_pct, the removed child\'s pages left in '
+                     'memory; hot_left_pct and refault_pct, the live sibling\'s working set kept and '
+                     'refaulted; scan_per_reclaim, pages scanned per page reclaimed (qemu-run/guest/bench.c)')
+    if any(m.startswith('reclaim.') and m.endswith('.cold_left_pct') for m in order):
+        notes.append('reclaim.<lru>.cold_left_pct: dead_left_pct\'s first name; in the first two reclaim '
+                     'batches (20261205-062813-bench, 20261205-063033-bench) it was the removed child\'s file '
+                     'still in memory in % of the whole file, of which the child had about 23% in memory')
     if 'offline.release_us' in order:
         notes.append('offline.release_us: "not released (k/n)" = k of n reps where the child\'s memory css '
                      'was still dying at timeout_ms; never a number')

@@ -190,6 +190,34 @@ def block_bench(db):
     return out + ([''] + [lg] if lg else [])
 
 
+def block_reclaim(db):
+    """Reclaim after a rmdir (bench part "reclaim"): for the two series
+    versions with the newest such batches, the newest batch of each that
+    gives the changes an interval, as bench_table.py --markdown prints it."""
+    ci = bench_table.COLUMNS.index('delta 95% CI')
+    out, seen = [], []
+    for batch in bench_table.batches(db, 'reclaim'):
+        labels = [r[0] for r in db.execute(
+            f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+            "WHERE r.batch = ? AND r.kind = 'bench' AND k.name != 'original'", (batch,))]
+        if len(labels) != 1 or labels[0] in seen:
+            continue
+        head, rows, notes = bench_table.table(db, batch)
+        if not any(r[0].startswith('reclaim.') and r[ci] for r in rows):
+            continue
+        seen.append(labels[0])
+        out += ([''] if out else []) + [
+            f'`python3 reports/bench_table.py --batch {batch} --markdown` ({labels[0]}):', '',
+            bench_table.render(head, rows, notes, True)]
+        if len(seen) == 2:
+            break
+    if not out:
+        return ["No reclaim batch with 3 values a side in this database: `NOBUILD=1 ROUNDS=2 make bench "
+                "BENCH='parts=reclaim'` stores one (about 2 minutes)."]
+    lg = legend(seen)
+    return out + ([''] + [lg] if lg else [])
+
+
 def block_stress(db):
     """The newest stress run of each kernel label: its end record."""
     rows = db.execute(f"SELECT r.id, {LABEL}, r.started, r.wall_secs, r.verdict, r.soak_rc, r.summary "
@@ -231,5 +259,6 @@ BLOCKS = {
     'measured-flaky': block_flaky,
     'measured-bench': block_bench,
     'measured-offline-axes': block_offline_axes,
+    'measured-reclaim': block_reclaim,
     'measured-stress': block_stress,
 }

@@ -279,12 +279,14 @@ BENCH_FAST = [('fast.read_mibps', 65536, 'MiB/s', 900.0), ('fast.fault_per_s', 6
 
 def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='20261203-100000-bench',
               started='2026-12-03T10:00:00Z', timeout_ms=10000, end=True, extra=(), parts='offline,fast',
-              run_words='', clock=None):
+              run_words='', clock=None, reclaim_reps=3, reclaim_refault=0.0):
     """Write a bench run folder (guest/bench.c's records, made up): on
     original the child's css is never released (value=none), on patched it
     is, after a time that grows with the page cache.  extra: more lines
     appended before "@@ end" (malformed records for the tests); run_words:
-    more words of "@@ run" (nodes=, dead=); clock: meta clock= (icount).  Returns
+    more words of "@@ run" (nodes=, dead=); clock: meta clock= (icount);
+    with "reclaim" in parts, reclaim_reps reps of the reclaim part whose
+    sibling refaults reclaim_refault %.  Returns
     the number of "@@ result" records written."""
     os.makedirs(d, exist_ok=True)
     rng = random.Random(f'{seed}-{kernel}-bench')
@@ -318,6 +320,14 @@ def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='2
             out.append(f'@@ result metric=offline.kept_pct param={kb} rep={rep} value=100 unit=%')
             n += 6
             out.append(f'@@ progress part=offline done={n // 6} of={reps * len(sizes)} t_ms={n * 1000}')
+    for rep in range(1, (reclaim_reps if 'reclaim' in parts else 0) + 1):
+        # 6.12 and a series that scrapes the parent's lists: the dead child goes first
+        for lru in ('gen', 'classic'):
+            for metric, value, unit in ((f'reclaim.{lru}.dead_left_pct', 0.0, '%'),
+                                        (f'reclaim.{lru}.refault_pct', reclaim_refault, '%'),
+                                        (f'reclaim.{lru}.reclaim_us', 34000 * (1 + rng.random() / 20), 'us')):
+                out.append(f'@@ result metric={metric} param=65536 rep={rep} value={value:.6g} unit={unit}')
+                n += 1
     for rep in range(1, (fast_reps if 'fast' in parts else 0) + 1):
         for metric, kb, unit, base in BENCH_FAST:
             out.append(f'@@ result metric={metric} param={kb} rep={rep} '

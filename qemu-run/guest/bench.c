@@ -72,7 +72,7 @@
  * not use yet are invisible until P ages: worse reclaim shows as cold
  * pages left, a hot sibling evicted in their place, or more scanning.  On
  * the last round (the earlier ones age P):
- *   reclaim.<mode>.cold_left_pct      C's pages still in memory after it, in % of
+ *   reclaim.<mode>.dead_left_pct      C's pages still in memory after it, in % of
  *                                     those in memory before it (mincore)
  *   reclaim.<mode>.hot_left_pct       H's file still in memory after it
  *   reclaim.<mode>.refault_pct        H's workingset_refault_file while it
@@ -1279,7 +1279,7 @@ static void reclaim_rep(const char *mode, long rep)
 #define R(name, v, unit) do { \
 		snprintf(metric, sizeof(metric), "reclaim.%s.%s", mode, name); \
 		result(metric, cold_mb << 10, rep, v, unit); } while (0)
-		R("cold_left_pct", 100.0 * cold_left / cold_before, "%");
+		R("dead_left_pct", 100.0 * cold_left / cold_before, "%");
 		R("hot_left_pct", hot_left, "%");
 		R("refault_pct", 100.0 * ref / hot_pages, "%");
 		if (steal > 0)

@@ -125,6 +125,32 @@ class Blocks(unittest.TestCase):
         self.assertIn('`python3 reports/bench_table.py --batch b1 --markdown`', t)
         self.assertIn('| fast.read_mibps |', t)
 
+    def reclaim_batch(self, batch, series, started, reps=3, refault=0.0):
+        for k in ('original', 'patched'):
+            d = os.path.join(self.tmp, f'{batch}-{k}')
+            fake_run.bench_run(d, k, reps=0, parts='reclaim', reclaim_reps=reps, started=started,
+                               reclaim_refault=refault if k == 'patched' else 0.0, clock='icount')
+            set_meta(d, series_key=series, image_key=f'img-{k}-{series}')
+            self.store(d, batch=batch)
+
+    def test_reclaim_block_is_the_newest_batch_of_two_series(self):
+        """One table per series version, its newest batch that gives an
+        interval; a smoke batch of one rep, or a third version, is left out."""
+        self.assertIn("BENCH='parts=reclaim'", self.text('measured-reclaim'))
+        self.reclaim_batch('v2-old', V2, '2026-12-04T01:00:00Z', refault=30.0)
+        self.reclaim_batch('v2-new', V2, '2026-12-04T02:00:00Z', refault=25.8)
+        self.reclaim_batch('v3', V3, '2026-12-04T03:00:00Z')
+        self.reclaim_batch('v3-smoke', V3, '2026-12-04T04:00:00Z', reps=1)
+        t = self.text('measured-reclaim')
+        self.assertIn('--batch v3 --markdown` (patched@aaaabbbb)', t)
+        self.assertIn('--batch v2-new --markdown` (patched@60e1b404)', t)
+        self.assertNotIn('v2-old', t)
+        self.assertNotIn('smoke', t)
+        self.assertIn('| reclaim.gen.refault_pct |', t)
+        self.assertIn('| 25.8 [25.8-25.8] (3) |', t)
+        self.assertIn('knobs: parts=reclaim', t)
+        self.assertLess(t.index('--batch v3 '), t.index('--batch v2-new '))
+
     def test_stress_block_shows_the_end_record(self):
         d = os.path.join(self.tmp, 'stress')
         fake_run.stress_run(d)
