@@ -78,6 +78,41 @@ def latest_batch(db, part=None):
     return row[0] if row else None
 
 
+def newest_with_interval(db, part, prefix=None, skip=()):
+    """(batch, head, rows, notes) of the newest batch that ran part and
+    gives a prefix (default: part + '.') row its interval (3 values a side:
+    a smoke batch of one boot and one rep does not), skipping the batches
+    in skip; None when there is none."""
+    ci = COLUMNS.index('delta 95% CI')
+    prefix = prefix or part + '.'
+    for batch in batches(db, part):
+        if batch in skip:
+            continue
+        head, rows, notes = table(db, batch)
+        if any(r[0].startswith(prefix) and r[ci] for r in rows):
+            return batch, head, rows, notes
+    return None
+
+
+def batch_values(db, batch, clean=None):
+    """({(metric, param): {kernel: [value or None]}}, {metric: first seen},
+    {metric: unit}) of a batch's bench runs, the clean boots only (clean:
+    their run ids, else every boot whose verdict is clean)."""
+    if clean is None:
+        clean = {r[0] for r in db.execute("SELECT id FROM runs WHERE batch = ? AND kind = 'bench' "
+                                          "AND verdict = 'clean'", (batch,))}
+    data, order, units = {}, {}, {}
+    for run_id, kernel, metric, param, value, unit, ord_ in db.execute(
+            'SELECT run_id, kernel, metric, param, value, unit, ord FROM bench_list WHERE batch = ? '
+            'ORDER BY run_id, ord', (batch,)):
+        if run_id not in clean or kernel not in KERNELS:
+            continue
+        data.setdefault((metric, param), {k: [] for k in KERNELS})[kernel].append(value)
+        order.setdefault(metric, len(order))
+        units[metric] = unit
+    return data, order, units
+
+
 def table(db, batch):
     """(header lines, rows, notes): rows are lists of cells."""
     runs = db.execute('SELECT run_id, kind, kernel, verdict, soak_rc, started FROM run_list WHERE batch = ? '
@@ -118,18 +153,7 @@ def table(db, batch):
     head.append('guest clock: ' + ('icount (instructions executed: CPU cost, host load does not matter)'
                                    if clock == 'icount' else 'wall (the host\'s: swings with its load)'))
 
-    data = {}
-    order = {}
-    units = {}
-    for run_id, kernel, metric, param, value, unit, ord_ in db.execute(
-            'SELECT run_id, kernel, metric, param, value, unit, ord FROM bench_list WHERE batch = ? '
-            'ORDER BY run_id, ord', (batch,)):
-        if run_id not in clean or kernel not in KERNELS:
-            continue
-        key = (metric, param)
-        data.setdefault(key, {k: [] for k in KERNELS})[kernel].append(value)
-        order.setdefault(metric, len(order))
-        units[metric] = unit
+    data, order, units = batch_values(db, batch, clean)
     rows = []
     for metric, param in sorted(data, key=lambda k: (order[k[0]], k[1])):
         vals = data[(metric, param)]

@@ -128,9 +128,15 @@ def bootstrap_ci(a, b, reps=2000, seed=1):
     the percentile bootstrap (each kernel's values resampled with
     replacement, reps times, a fixed seed so the table is reproducible), or
     '' when a value is missing or there are fewer than 3 on a side."""
+    got = bootstrap_interval(a, b, reps, seed)
+    return f'[{got[0]:+.1f}%, {got[1]:+.1f}%]' if got else ''
+
+
+def bootstrap_interval(a, b, reps=2000, seed=1):
+    """bootstrap_ci's interval as numbers (lo, hi), or None."""
     a, b = [v for v in a if v is not None], [v for v in b if v is not None]
     if len(a) < 3 or len(b) < 3:
-        return ''
+        return None
     rng = random.Random(seed)
     deltas = []
     for _ in range(reps):
@@ -139,10 +145,9 @@ def bootstrap_ci(a, b, reps=2000, seed=1):
         if ma:
             deltas.append(100 * (mb_ - ma) / ma)
     if len(deltas) < reps // 2:
-        return ''
+        return None
     deltas.sort()
-    lo, hi = deltas[int(0.025 * len(deltas))], deltas[int(0.975 * len(deltas)) - 1]
-    return f'[{lo:+.1f}%, {hi:+.1f}%]'
+    return deltas[int(0.025 * len(deltas))], deltas[int(0.975 * len(deltas)) - 1]
 
 
 def overlap(a, b):

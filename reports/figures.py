@@ -174,14 +174,11 @@ def block_bench(db):
     """The newest bench batch with the fast paths that gives their changes
     an interval (3 values a side: a smoke run of one boot and one rep does
     not), as reports/bench_table.py --markdown prints it."""
-    ci = bench_table.COLUMNS.index('delta 95% CI')
-    for batch in bench_table.batches(db, 'fast'):
-        head, rows, notes = bench_table.table(db, batch)
-        if any(r[0].startswith('fast.') and r[ci] for r in rows):
-            break
-    else:
+    got = bench_table.newest_with_interval(db, 'fast')
+    if not got:
         return ['No bench batch with 3 values a side in this database: `NOBUILD=1 make bench` stores one '
                 '(about 18 minutes).']
+    batch, head, rows, notes = got
     lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
                      "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
     out = [f'`python3 reports/bench_table.py --batch {batch} --markdown`:', '',

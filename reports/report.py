@@ -17,6 +17,7 @@ import fcntl
 import html
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 import compare  # noqa: E402 (and db/, qemu-run/kernel/ on the path)
+import bench_table  # noqa: E402
 import flaky  # noqa: E402
+import offline_axes  # noqa: E402
 import store  # noqa: E402
 from kernels import KERNELS, KSELFTESTS  # noqa: E402
 
@@ -620,7 +623,97 @@ figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid
 
 NAV = [('runs', 'runs'), ('dying', 'dying cgroups'), ('cost', 'memory cost'), ('table', 'table'),
        ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'), ('kselftest', 'kselftests'),
-       ('flaky', 'flaky subtests'), ('trend', 'nightly trend'), ('all-runs', 'recent runs')]
+       ('flaky', 'flaky subtests'), ('bench', 'benchmarks'), ('trend', 'nightly trend'),
+       ('all-runs', 'recent runs')]
+
+
+def bench_batch_line(st, batch):
+    """"batch B: runs ..., series ..." for a bench batch's caption."""
+    rows = st.q(f"SELECT r.id, {store.KERNEL_LABEL_SQL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+                "WHERE r.batch = ? AND r.kind = 'bench' ORDER BY r.id", batch)
+    labels = ', '.join(dict.fromkeys(esc(r[1]) for r in rows))
+    return (f'batch <code>{esc(batch)}</code> (runs {", ".join(str(r[0]) for r in rows)}: {labels}; '
+            f'<code>reports/bench_table.py --batch {esc(batch)}</code>)')
+
+
+def section_bench(page, st):
+    """The fast paths' changes with their intervals (the newest batch that
+    gives them, of one guest clock, which the caption names), the offline
+    cost on its axes (instruction-count batches) and reclaim after a rmdir,
+    original against the series."""
+    page.add('<h2 id="bench">Benchmarks: original against the series</h2>')
+    got = bench_table.newest_with_interval(st.db, 'fast')
+    if got and st.q('SELECT count(DISTINCT clock) FROM runs WHERE batch = ? AND kind = \'bench\'', got[0])[0][0] > 1:
+        got = None
+    if not got:
+        page.add('<p>No bench batch of the fast paths with 3 values a side: <code>NOBUILD=1 make bench</code> '
+                 'stores one.</p>')
+    else:
+        batch = got[0]
+        data, order, units = bench_table.batch_values(st.db, batch)
+        rows = []
+        for (metric, param) in sorted(data, key=lambda k: (order[k[0]], k[1])):
+            if not metric.startswith('fast.'):
+                continue
+            o, p = data[(metric, param)]['original'], data[(metric, param)]['patched']
+            om = statistics.median([v for v in o if v is not None]) if any(v is not None for v in o) else None
+            pm = statistics.median([v for v in p if v is not None]) if any(v is not None for v in p) else None
+            ci = compare.bootstrap_interval(o, p)
+            rows.append([len(rows), metric[len('fast.'):], 100 * (pm - om) / om if om and pm is not None else None,
+                         ci[0] if ci else None, ci[1] if ci else None])
+        path = page.write_data('bench-fast.tsv', ['i', 'figure', 'change_pct', 'lo_pct', 'hi_pct'], rows,
+                               f'fast paths, batch {batch}: median change patched vs original, 95% bootstrap interval')
+        clock = st.q("SELECT clock FROM runs WHERE batch = ? AND kind = 'bench' LIMIT 1", batch)[0][0]
+        mode = ('Instruction-count mode: the guest clock counts instructions, so host load does not move these.'
+                if clock == 'icount' else 'Wall-clock mode: the host\'s load moves these.')
+        page.plot('bars.gp', 'bench-fast.png', 'fast paths: change from original, with 95% intervals',
+                  f'The fast paths, {bench_batch_line(st, batch)}: the change of the median rate from original '
+                  'to the series, with its 95% percentile-bootstrap interval; spin is the control, a user-space '
+                  f'loop. {mode}', [('tsv', path)], data=path, ttl=f'fast paths, batch {batch}',
+                  ylabel='change of the median rate, %')
+
+    axes = offline_axes.batches(st.db, '')
+    release = {}
+    for (nodes, dead, size_kb), batch in axes.items():
+        v = offline_axes.values(st.db, batch, 'offline.release_us', size_kb).get('patched', [])
+        got_v = sorted(x / 1000 for x in v if x is not None)
+        if got_v:
+            release[(nodes, dead)] = (statistics.median(got_v), got_v[0], got_v[-1])
+    if not release:
+        page.add('<p>No batch of the offline axes: <code>NOBUILD=1 make bench-offline</code> stores them.</p>')
+    else:
+        nodes_all = sorted({n for n, _ in release})
+        dead_all = sorted({d for _, d in release})
+        rows = [[i, d] + [x for n in nodes_all for x in release.get((n, d), (None, None, None))]
+                for i, d in enumerate(dead_all)]
+        header = ['i', 'dead_memcgs'] + [h for n in nodes_all for h in (f'{n} node{"s" if n != 1 else ""}',
+                                                                          'lo', 'hi')]
+        path = page.write_data('bench-offline-axes.tsv', header, rows,
+                               'patched: rmdir to css release, ms: median, min, max per (dead memcgs, nodes)')
+        page.plot('axes.gp', 'bench-offline-axes.png', 'offline cost: release time vs dead memcgs and nodes',
+                  'The offline cost of the series on its axes (<code>make bench-offline</code>, '
+                  'instruction-count mode): from rmdir to the release of the memory css, median with min-max, '
+                  'against the dead memcgs below the removed one (each given a page of page cache) and the '
+                  'NUMA nodes (<code>numa=fake</code>); 64 MiB of the removed memcg\'s own page cache. On '
+                  'original the css is never released within the timeout at any point: its page cache pins it. '
+                  '<code>reports/offline_axes.py</code> has the table.',
+                  [('tsv', path)], data=path, ttl='rmdir to css release, patched', xlabel='dead memcgs below the removed one',
+                  ylabel='ms', nlines=len(nodes_all))
+
+    got = bench_table.newest_with_interval(st.db, 'reclaim')
+    if not got:
+        page.add('<p>No reclaim batch with 3 values a side: <code>NOBUILD=1 ROUNDS=2 make bench '
+                 "BENCH='parts=reclaim'</code> stores one.</p>")
+        return
+    batch, head, rows, notes = got
+    page.add(f'<p>Reclaim after a rmdir, {bench_batch_line(st, batch)}:</p>')
+    cols = bench_table.COLUMNS
+    keep = [i for i, c in enumerate(cols) if c != 'delta p75']
+    page.add('<table><tr>' + ''.join(f'<th>{esc(cols[i])}</th>' for i in keep) + '</tr>')
+    for r in rows:
+        if r[0].startswith('reclaim.'):
+            page.add('<tr>' + ''.join(f'<td>{esc(r[i])}</td>' for i in keep) + '</tr>')
+    page.add('</table><p class="caption">' + esc(' '.join(n for n in notes if n.startswith('reclaim.'))) + '</p>')
 
 
 def render(db_path, out):
@@ -660,6 +753,7 @@ def render(db_path, out):
         section_memstat(page, soaks, st)
         section_kselftest(page, st)
         section_flaky(page, st)
+        section_bench(page, st)
         section_trend(page, st)
         section_recent(page, st)
         db.close()

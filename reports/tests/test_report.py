@@ -154,6 +154,47 @@ class Report(unittest.TestCase):
         self.assertEqual([x.split()[0] for x in lines], ['gen', 'original', 'mem'])
         self.assertEqual(set(lines[2].split()[2:]), {'n/a'})
 
+    def test_benchmarks(self):
+        """The fast paths with their intervals and the offline axes are
+        plotted, reclaim after a rmdir is a table; a smoke batch of one rep
+        never stands for the fast paths."""
+        import ingest
+        path = os.path.join(self.tmp, 'bench.sqlite')
+        db = store.connect(path)
+        known = os.path.join(self.tmp, 'known-bench')
+        open(known, 'w').close()
+
+        def batch(name, started, **kw):
+            for k in ('original', 'patched'):
+                d = os.path.join(self.tmp, f'runs-bench-{name}-{k}')
+                fake_run.bench_run(d, k, started=started, tag=name, **kw)
+                ingest.ingest(db, d, known=known, expect=known, db_path=path, batch=name)
+        batch('fast', '2026-12-05T01:00:00Z', sizes=(64,), reps=1, fast_reps=3, parts='fast', clock='icount')
+        batch('smoke', '2026-12-05T02:00:00Z', sizes=(64,), reps=1, fast_reps=1, parts='fast', clock='icount')
+        for i, (nodes, dead) in enumerate(((1, 0), (1, 100), (2, 0), (2, 100))):
+            batch(f'axes{i}', f'2026-12-05T03:0{i}:00Z', sizes=(64,), reps=3, parts='offline', clock='icount',
+                  run_words=f'nodes={nodes} dead={dead}')
+        batch('reclaim', '2026-12-05T04:00:00Z', reps=0, parts='reclaim', clock='icount')
+        db.close()
+        out = os.path.join(self.tmp, 'out-bench')
+        bad, text, p = render(path, out)
+        self.assertEqual(bad, [])
+        self.assertIn('bench-fast.png', p.imgs)
+        self.assertIn('bench-offline-axes.png', p.imgs)
+        self.check_files(out, p)
+        self.assertIn('The fast paths, batch <code>fast</code>', text)
+        self.assertIn('Instruction-count mode', text)
+        self.assertNotIn('<code>smoke</code>', text)
+        self.assertIn('<td>reclaim.gen.refault_pct</td>', text)
+        with open(os.path.join(out, 'data', 'bench-fast.tsv')) as f:
+            rows = [line.split('\t') for line in f if not line.startswith(('#', 'i\t'))]
+        self.assertEqual([r[1] for r in rows], ['read_mibps', 'fault_per_s', 'charge_per_s', 'ctxsw_per_s'])
+        self.assertTrue(all(float(r[3]) <= float(r[2]) <= float(r[4]) for r in rows))
+        with open(os.path.join(out, 'data', 'bench-offline-axes.tsv')) as f:
+            lines = [line.rstrip('\n').split('\t') for line in f if not line.startswith('#')]
+        self.assertEqual(lines[0][:3], ['i', 'dead_memcgs', '1 node'])
+        self.assertEqual([r[1] for r in lines[1:]], ['0', '100'])
+
     def test_no_database(self):
         out = os.path.join(self.tmp, 'out-none')
         missing = os.path.join(self.tmp, 'nothing-here.sqlite')
@@ -173,6 +214,8 @@ class Report(unittest.TestCase):
         self.assertIn('No soak run in the database yet', text)
         self.assertIn('No kselftest run in the database yet', text)
         self.assertIn('The database holds no runs.', text)
+        self.assertIn('No bench batch of the fast paths with 3 values a side', text)
+        self.assertIn('No batch of the offline axes', text)
         self.assertEqual(p.imgs, [])
         self.check_files(out, p)
 
