@@ -50,6 +50,9 @@
  *                        (charge, then uncharge page cache); x charge_ops
  *   fast.ctxsw_per_s     pipe ping-pong of two processes of the cgroup on
  *                        one CPU (round trips); x ctxsw_trips
+ *   fast.squeeze_mibps   read a squeeze_file_mb file squeeze_passes times under
+ *                        memory.max=squeeze_mb: charge, reclaim and uncharge
+ *                        of page cache in a memcg that reclaims itself
  *   fast.tcp_mibps       a TCP stream over 127.0.0.1 between two processes
  *                        of the cgroup on one CPU: every socket buffer is
  *                        charged and uncharged (tcp_mb, x tcp_loops)
@@ -132,6 +135,9 @@ static struct knob knobs[] = {
 	{ "forks", K_NUM, 200, NULL, "fast.fork: forks and exits per rep" },
 	{ "tcp_mb", K_NUM, 64, NULL, "fast.tcp: MiB sent over 127.0.0.1 per loop" },
 	{ "tcp_loops", K_NUM, 4, NULL, "fast.tcp: loops per rep" },
+	{ "squeeze_mb", K_NUM, 16, NULL, "fast.squeeze: memory.max of the cgroup, MiB" },
+	{ "squeeze_file_mb", K_NUM, 64, NULL, "fast.squeeze: file read under it, MiB" },
+	{ "squeeze_passes", K_NUM, 4, NULL, "fast.squeeze: passes over the file per rep" },
 	{ "lru", K_STR, 0, "gen,classic", "reclaim: LRU modes to run, gen (MGLRU) and/or classic (/sys/kernel/mm/lru_gen/enabled)" },
 	{ "reclaim_reps", K_NUM, 3, NULL, "reclaim: reps per LRU mode" },
 	{ "rounds", K_NUM, 3, NULL, "reclaim: children aged, removed and reclaimed in turn under one parent; the last is measured" },
@@ -967,6 +973,45 @@ static int fast_truncate(long arg)
 }
 
 /*
+ * Page cache read under a memory.max that forces reclaim: the cgroup
+ * (memory.max = squeeze_mb, set by part_fast) reads a squeeze_file_mb file
+ * squeeze_passes times; every pass evicts what the last one read.  The
+ * rate is what charging, reclaiming and uncharging page cache together
+ * cost, where the memcg reclaims itself all the time.
+ */
+static int fast_squeeze(long arg)
+{
+	long len = NUM("squeeze_file_mb") << 20, pass, got = 0;
+	long long t;
+	char p[300];
+	ssize_t n = 0;
+	off_t off;
+	int fd;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	snprintf(p, sizeof(p), "%s/fast-squeeze-%ld", STR("dir"), fast_rep);
+	/* written before the limit bites much: fsynced, then dropped */
+	if (write_synced(p, len))
+		return 1;
+	fd = open(p, O_RDONLY);
+	if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		return 1;
+	t = now_ns();
+	for (pass = 0; pass < NUM("squeeze_passes") && n >= 0; pass++)
+		for (off = 0; (n = pread(fd, chunk, sizeof(chunk), off)) > 0; off += n)
+			got += n;
+	t = now_ns() - t;
+	close(fd);
+	unlink(p);
+	if (n < 0)
+		return 1;
+	send_rate(got / 1048576.0 / (t / 1e9));
+	return 0;
+}
+
+/*
  * Fork and exit of a task with a large anon mapping: the child exits at
  * once, the parent waits.  Page tables are copied and torn down; the anon
  * pages are shared, not charged again.
@@ -1083,6 +1128,7 @@ static void part_fast(void)
 		{ "truncate", "fast.truncate_mibps", "MiB/s", fast_truncate, NUM("truncate_mb") << 10 },
 		{ "fork", "fast.fork_per_s", "forks/s", fast_fork, NUM("fork_mb") << 10 },
 		{ "tcp", "fast.tcp_mibps", "MiB/s", fast_tcp, NUM("tcp_mb") << 10 },
+		{ "squeeze", "fast.squeeze_mibps", "MiB/s", fast_squeeze, NUM("squeeze_file_mb") << 10 },
 	};
 	int n = sizeof(tests) / sizeof(tests[0]), order[16], i, status;
 	long rep, done = 0;
@@ -1108,6 +1154,16 @@ static void part_fast(void)
 			if (mkcg(cg, 0)) {
 				fail("fast: mkdir %s: %s", cg, strerror(errno));
 				continue;
+			}
+			if (ft->fn == fast_squeeze) {
+				char max[32];
+
+				snprintf(max, sizeof(max), "%ld", NUM("squeeze_mb") << 20);
+				if (cg_write_knob(cg, "memory.max", max)) {
+					fail("fast: memory.max of %s: %s", cg, strerror(errno));
+					rmcg(cg);
+					continue;
+				}
 			}
 			pid = spawn_in(cg, ft->fn, 0);
 			status = -1;
@@ -1366,7 +1422,8 @@ int main(int argc, char **argv)
 	if (!NUM("reps") || !NUM("fast_reps") || !NUM("poll_us") || !NUM("read_mb") || !NUM("anon_mb") ||
 	    !NUM("charge_kb") || NUM("charge_kb") > 1024 || !NUM("read_passes") || !NUM("anon_loops") ||
 	    !NUM("charge_ops") || !NUM("ctxsw_trips") || !NUM("spin_m") || !NUM("reclaim_reps") ||
-	    !NUM("rounds") || !NUM("cold_mb") || !NUM("cold_max_mb") || !NUM("hot_mb")) {
+	    !NUM("rounds") || !NUM("cold_mb") || !NUM("cold_max_mb") || !NUM("hot_mb") ||
+	    !NUM("squeeze_mb") || !NUM("squeeze_file_mb") || !NUM("squeeze_passes")) {
 		fprintf(stderr, "bench: reps, counts and sizes must be > 0 (charge_kb at most 1024)\n");
 		return 2;
 	}

@@ -58,14 +58,14 @@ rounds=$(knob rounds 3)
 	die "reps, timeout_ms, probe_ms, fast_reps, reclaim_reps and rounds are numbers"
 if [ -z "${DEADLINE:-}" ]; then
 	# Per offline rep: writing and fsyncing the file (~10 MiB/s emulated at
-	# worst), the two probe windows, the wait, settling; per fast rep 40 s.
+	# worst), the two probe windows, the wait, settling; per fast rep 60 s.
 	DEADLINE=300
 	case ",$parts," in *,offline,*)
 		n=$(tr ',' '\n' <<<"$sizes" | wc -l)
 		sum=$((${sizes//,/+}))
 		DEADLINE=$((DEADLINE + reps * (n * ((timeout_ms + 2 * probe_ms) / 1000 + 5) + sum / 10)))
 	esac
-	case ",$parts," in *,fast,*) DEADLINE=$((DEADLINE + fast_reps * 40)) ;; esac
+	case ",$parts," in *,fast,*) DEADLINE=$((DEADLINE + fast_reps * 60)) ;; esac
 	# Per reclaim round: a file written and read twice, the reclaim (two LRU modes).
 	case ",$parts," in *,reclaim,*) DEADLINE=$((DEADLINE + reclaim_reps * 2 * rounds * 60)) ;; esac
 fi
