@@ -359,6 +359,21 @@ static int write_synced(const char *p, long bytes)
 	return write_file(p, O_TRUNC, bytes, 1, chunk, sizeof(chunk));
 }
 
+/* A clean file of mb MiB that is not in the page cache (fsynced, then dropped). */
+static int write_uncached(const char *p, long mb)
+{
+	int fd;
+
+	if (write_synced(p, mb << 20))
+		return -1;
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	return errno ? -1 : 0;
+}
+
 /* Percent of the file's pages in memory. */
 static double resident_pct(const char *p)
 {
@@ -992,11 +1007,10 @@ static int fast_squeeze(long arg)
 	alarm(CHILD_SECS);
 	pin(NUM("cpu"));
 	snprintf(p, sizeof(p), "%s/fast-squeeze-%ld", STR("dir"), fast_rep);
-	/* written before the limit bites much: fsynced, then dropped */
-	if (write_synced(p, len))
+	if (write_uncached(p, len >> 20))
 		return 1;
 	fd = open(p, O_RDONLY);
-	if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+	if (fd < 0)
 		return 1;
 	t = now_ns();
 	for (pass = 0; pass < NUM("squeeze_passes") && n >= 0; pass++)
@@ -1225,21 +1239,6 @@ static int rcl_read(const char *cg, const char *file, long passes)
 	return 0;
 }
 
-/* A clean file of mb MiB that is not in the page cache (fsynced, then dropped). */
-static int rcl_make(const char *p, long mb)
-{
-	int fd;
-
-	if (write_synced(p, mb << 20))
-		return -1;
-	fd = open(p, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-	return errno ? -1 : 0;
-}
-
 /* Switch MGLRU on (gen) or off (classic) and check that it took. */
 static int set_lru(int gen)
 {
@@ -1267,7 +1266,7 @@ static void reclaim_rep(const char *mode, long rep)
 		fail("reclaim %s rep %ld: cannot create %s: %s", mode, rep, H, strerror(errno));
 		goto out;
 	}
-	if (rcl_make(hot, NUM("hot_mb")) || rcl_read(H, hot, 2)) {
+	if (write_uncached(hot, NUM("hot_mb")) || rcl_read(H, hot, 2)) {
 		fail("reclaim %s rep %ld: the hot file %s: %s", mode, rep, hot, strerror(errno));
 		goto out;
 	}
@@ -1275,7 +1274,7 @@ static void reclaim_rep(const char *mode, long rep)
 		snprintf(C, sizeof(C), "%s/cold-%ld", P, round);
 		snprintf(cold, sizeof(cold), "%s/rcl-cold-%ld", STR("dir"), round);
 		snprintf(m, sizeof(m), "%ld", NUM("cold_max_mb") << 20);
-		if (mkcg(C, 0) || cg_write_knob(C, "memory.max", m) || rcl_make(cold, cold_mb)) {
+		if (mkcg(C, 0) || cg_write_knob(C, "memory.max", m) || write_uncached(cold, cold_mb)) {
 			fail("reclaim %s rep %ld: setting up %s: %s", mode, rep, C, strerror(errno));
 			goto out;
 		}
