@@ -672,6 +672,32 @@ def section_bench(page, st):
                   f'loop. {mode}', [('tsv', path)], data=path, ttl=f'fast paths, batch {batch}',
                   ylabel='change of the median rate, %')
 
+    # the page cache axis: the newest offline batch over 3 sizes or more
+    for batch in bench_table.batches(st.db, 'offline'):
+        data, _, _ = bench_table.batch_values(st.db, batch)
+        sizes = sorted(param for metric, param in data if metric == 'offline.release_us')
+        if len(sizes) >= 3:
+            break
+    else:
+        sizes = []
+    rows = []
+    for i, kb in enumerate(sizes):
+        v = sorted(x / 1000 for x in data[('offline.release_us', kb)]['patched'] if x is not None)
+        o = data[('offline.release_us', kb)]['original']
+        rows.append([i, compare.size(kb)] + ([statistics.median(v), v[0], v[-1]] if v else [None] * 3)
+                    + [sum(1 for x in o if x is None), len(o)])
+    if rows:
+        path = page.write_data('bench-offline-size.tsv',
+                               ['i', 'page_cache', 'patched', 'lo', 'hi', 'original_not_released', 'original_reps'],
+                               rows, f'batch {batch}: rmdir to css release, ms (median, min, max), patched')
+        never = sum(r[5] for r in rows)
+        page.plot('axes.gp', 'bench-offline-size.png', 'offline cost: release time vs page cache size',
+                  f'From rmdir to the release of the memory css against the page cache of the removed memcg, '
+                  f'{bench_batch_line(st, batch)}: median with min-max. Original: not released within the '
+                  f'timeout in {never} of {sum(r[6] for r in rows)} repetitions (its page cache pins it).',
+                  [('tsv', path)], data=path, ttl=f'rmdir to css release vs page cache, batch {batch}',
+                  xlabel='page cache of the removed memcg', ylabel='ms', nlines=1)
+
     axes = offline_axes.batches(st.db, '')
     release = {}
     for (nodes, dead, size_kb), batch in axes.items():

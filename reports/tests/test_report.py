@@ -155,8 +155,8 @@ class Report(unittest.TestCase):
         self.assertEqual(set(lines[2].split()[2:]), {'n/a'})
 
     def test_benchmarks(self):
-        """The fast paths with their intervals and the offline axes are
-        plotted, reclaim after a rmdir is a table; a smoke batch of one rep
+        """The fast paths with their intervals, the offline cost against the
+        page cache and on the dead x nodes axes are plotted, reclaim after a rmdir is a table; a smoke batch of one rep
         never stands for the fast paths."""
         import ingest
         path = os.path.join(self.tmp, 'bench.sqlite')
@@ -174,6 +174,7 @@ class Report(unittest.TestCase):
         for i, (nodes, dead) in enumerate(((1, 0), (1, 100), (2, 0), (2, 100))):
             batch(f'axes{i}', f'2026-12-05T03:0{i}:00Z', sizes=(64,), reps=3, parts='offline', clock='icount',
                   run_words=f'nodes={nodes} dead={dead}')
+        batch('sizes', '2026-12-05T00:30:00Z', sizes=(1, 64, 512), reps=3, parts='offline,fast', clock='icount')
         batch('reclaim', '2026-12-05T04:00:00Z', reps=0, parts='reclaim', clock='icount')
         db.close()
         out = os.path.join(self.tmp, 'out-bench')
@@ -181,6 +182,8 @@ class Report(unittest.TestCase):
         self.assertEqual(bad, [])
         self.assertIn('bench-fast.png', p.imgs)
         self.assertIn('bench-offline-axes.png', p.imgs)
+        self.assertIn('bench-offline-size.png', p.imgs)
+        self.assertIn('not released within the timeout in 9 of 9 repetitions', text)
         self.check_files(out, p)
         self.assertIn('The fast paths, batch <code>fast</code>', text)
         self.assertIn('Instruction-count mode', text)
