@@ -78,18 +78,21 @@ def latest_batch(db, part=None):
     return row[0] if row else None
 
 
-def newest_with_interval(db, part, prefix=None, skip=()):
-    """(batch, head, rows, notes) of the newest batch that ran part and
-    gives a prefix (default: part + '.') row its interval (3 values a side:
-    a smoke batch of one boot and one rep does not), skipping the batches
-    in skip; None when there is none."""
+def has_interval(rows, prefix):
+    """Whether a row of the metrics starting with prefix has an interval (3
+    values a side: a smoke batch of one boot and one rep has none)."""
     ci = COLUMNS.index('delta 95% CI')
+    return any(r[0].startswith(prefix) and r[ci] for r in rows)
+
+
+def newest_with_interval(db, part, prefix=None):
+    """(batch, head, rows, notes) of the newest batch that ran part and
+    gives a prefix (default: part + '.') row its interval; None when there
+    is none."""
     prefix = prefix or part + '.'
     for batch in batches(db, part):
-        if batch in skip:
-            continue
         head, rows, notes = table(db, batch)
-        if any(r[0].startswith(prefix) and r[ci] for r in rows):
+        if has_interval(rows, prefix):
             return batch, head, rows, notes
     return None
 

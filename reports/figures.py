@@ -191,7 +191,6 @@ def block_reclaim(db):
     """Reclaim after a rmdir (bench part "reclaim"): for the two series
     versions with the newest such batches, the newest batch of each that
     gives the changes an interval, as bench_table.py --markdown prints it."""
-    ci = bench_table.COLUMNS.index('delta 95% CI')
     out, seen = [], []
     for batch in bench_table.batches(db, 'reclaim'):
         labels = [r[0] for r in db.execute(
@@ -200,7 +199,7 @@ def block_reclaim(db):
         if len(labels) != 1 or labels[0] in seen:
             continue
         head, rows, notes = bench_table.table(db, batch)
-        if not any(r[0].startswith('reclaim.') and r[ci] for r in rows):
+        if not bench_table.has_interval(rows, 'reclaim.'):
             continue
         seen.append(labels[0])
         out += ([''] if out else []) + [

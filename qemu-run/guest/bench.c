@@ -374,6 +374,23 @@ static int write_uncached(const char *p, long mb)
 	return errno ? -1 : 0;
 }
 
+/* Read fd whole passes times; the bytes read, -1 when a read fails. */
+static long long read_passes(int fd, long passes)
+{
+	long long got = 0;
+	ssize_t n;
+	off_t off;
+	long pass;
+
+	for (pass = 0; pass < passes; pass++) {
+		for (off = 0; (n = pread(fd, chunk, sizeof(chunk), off)) > 0; off += n)
+			got += n;
+		if (n < 0)
+			return -1;
+	}
+	return got;
+}
+
 /* Percent of the file's pages in memory. */
 static double resident_pct(const char *p)
 {
@@ -996,11 +1013,9 @@ static int fast_truncate(long arg)
  */
 static int fast_squeeze(long arg)
 {
-	long len = NUM("squeeze_file_mb") << 20, pass, got = 0;
-	long long t;
+	long len = NUM("squeeze_file_mb") << 20;
+	long long t, got;
 	char p[300];
-	ssize_t n = 0;
-	off_t off;
 	int fd;
 
 	(void)arg;
@@ -1013,13 +1028,11 @@ static int fast_squeeze(long arg)
 	if (fd < 0)
 		return 1;
 	t = now_ns();
-	for (pass = 0; pass < NUM("squeeze_passes") && n >= 0; pass++)
-		for (off = 0; (n = pread(fd, chunk, sizeof(chunk), off)) > 0; off += n)
-			got += n;
+	got = read_passes(fd, NUM("squeeze_passes"));
 	t = now_ns() - t;
 	close(fd);
 	unlink(p);
-	if (n < 0)
+	if (got < 0)
 		return 1;
 	send_rate(got / 1048576.0 / (t / 1e9));
 	return 0;
@@ -1207,9 +1220,7 @@ static long rcl_passes;
 /* Read rcl_file rcl_passes times (page cache charged to the reader's cgroup). */
 static int rcl_reader(long arg)
 {
-	long pass;
-	off_t off;
-	ssize_t n = 0;
+	long long got;
 	int fd;
 
 	(void)arg;
@@ -1217,11 +1228,9 @@ static int rcl_reader(long arg)
 	fd = open(rcl_file, O_RDONLY);
 	if (fd < 0)
 		return 1;
-	for (pass = 0; pass < rcl_passes && n >= 0; pass++)
-		for (off = 0; (n = pread(fd, chunk, sizeof(chunk), off)) > 0; off += n)
-			;
+	got = read_passes(fd, rcl_passes);
 	close(fd);
-	return n < 0 ? 1 : 0;
+	return got < 0 ? 1 : 0;
 }
 
 static int rcl_read(const char *cg, const char *file, long passes)
