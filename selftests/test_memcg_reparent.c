@@ -3937,13 +3937,15 @@ static int test_reparent_reclaim(const char *root)
 		report(&t, 0, "mincore of the files failed\n");
 		goto cleanup;
 	}
-	ksft_print_msg("%s: memory.reclaim of %ld KiB from the parent: the sibling kept %ld of %ld pages, the child's %ld pages went to %ld\n",
+	ksft_print_msg("%s: reclaimed %ld KiB: sibling kept %ld of %ld, child %ld -> %ld pages\n",
 		       t.name, kib(charged), hot_in, hot_pages, cold_in, cold_left);
 	if (hot_in < hot_pages - hot_pages / 8)
-		report(&t, 5, "the sibling's file: expected >= %ld of its %ld pages in memory, saw %ld: reclaim took them in place of the removed child's\n",
+		report(&t, 5,
+		       "the sibling's file: expected >= %ld of its %ld pages in memory, saw %ld: reclaim took them in place of the removed child's\n",
 		       hot_pages - hot_pages / 8, hot_pages, hot_in);
 	if (cold_left > cold_in / 4)
-		report(&t, 6, "the removed child's file: expected <= %ld of its %ld resident pages left, saw %ld\n",
+		report(&t, 6,
+		       "the removed child's file: expected <= %ld of its %ld resident pages left, saw %ld\n",
 		       cold_in / 4, cold_in, cold_left);
 
 cleanup:
