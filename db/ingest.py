@@ -9,8 +9,9 @@ is stored in one transaction: a run is there whole or not at all, and a
 kill halfway leaves the database as it was.  A run is keyed by its folder
 name and start time, so storing it again does nothing (--replace stores it
 anew).  Snapshots of samples.log cut short or malformed are dropped and
-counted, never stored half.  Kselftest outcomes are judged against
-qemu-run/verdict/known-issues and qemu-run/verdict/expectations as qemu-run/verdict/tap.py does.
+counted, never stored half.  A kselftest run's outcomes are stored as
+qemu-run/verdict/tap.py judged them (RUN_DIR/verdict.json, written by
+kselftest.sh): ingest keeps verdicts, it does not make them.
 A bench run's "@@ result" records go to the bench table; a malformed one
 is dropped and counted.  --batch puts the runs in a batch (qemu-run/jobs/bench.sh
 groups a benchmark's boots and churn soaks so), runs already stored too.
@@ -26,12 +27,11 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for _d in ('records', 'verdict', 'jobs', 'kernel'):
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run', _d))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'qemu-run', 'records'))
+import insn  # noqa: E402
+import kselftest  # noqa: E402
 import records  # noqa: E402
 import store  # noqa: E402
-import insn_profile  # noqa: E402
-import tap  # noqa: E402
 
 PROGRESS_SECS = 5
 
@@ -133,30 +133,27 @@ def kernel_id(db, name, meta, boot):
     return row[0]
 
 
-def store_kselftest(db, run_id, kernel, meta, lines, known, expect):
-    """The judged outcomes of a kselftest run, as qemu-run/verdict/tap.py judges
-    them (tap.judge: the same plans, reruns, known issues and matrix)."""
-    tests = records.kv_words(meta.get('args', '')).get('tests')
-    tests = set(tests.split(',')) if tests else None
-    expect_of = tap.read_expect(expect)
-    plans = tap.read_plans(os.path.join(os.path.dirname(expect), 'plans')) \
-        if os.path.exists(os.path.join(os.path.dirname(expect), 'plans')) else {}
-    v = tap.judge(lines, kernel, tap.read_known(known), expect_of, tests, plans=plans)
-    surprising = {(key, got) for key, _, got in v.surprises}
-    rows = []
-    for r in v.results:
-        want = expect_of.get(r.key, {}).get(kernel, 'pass')
-        rows.append((r.test, r.subtest, r.outcome, r.reason, want, int((r.key, r.outcome) in surprising),
-                     r.attempts[0], len(r.attempts), r.attempts.count('fail')))
-    for key, want, got in v.surprises:
-        if got == 'did not run':
-            test, _, subtest = key.partition(':')
-            rows.append((test, subtest, 'miss', 'listed in the matrix, did not run', want, 1, 'miss', 0, 0))
+def store_kselftest(db, run_id, run_dir, kernel, lines):
+    """The outcomes tap.py judged (RUN_DIR/verdict.json) and the "# METRIC"
+    figures of results.log."""
+    path = os.path.join(run_dir, 'verdict.json')
+    if not os.path.exists(path):
+        raise RunError(f'{path} is missing: judge the run first, as qemu-run/jobs/kselftest.sh does: '
+                       f'qemu-run/verdict/tap.py --kernel {kernel} --known qemu-run/verdict/known-issues '
+                       f'--expect qemu-run/verdict/expectations --plans qemu-run/verdict/plans '
+                       f'--verdict {path} {run_dir}/results.log')
+    try:
+        judged, _, rows = kselftest.read_verdict(path)
+    except (kselftest.VerdictError, OSError) as e:
+        raise RunError(str(e))
+    if judged != kernel:
+        raise RunError(f'{path} judges kernel {judged}, the run is of {kernel}')
     db.executemany('INSERT INTO kselftest (run_id, ord, test, subtest, outcome, reason, expected, surprise, '
                    'first, attempts, failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
                    [(run_id, i, *row) for i, row in enumerate(rows, 1)])
+    metrics = kselftest.parse_run(lines)[3]
     db.executemany('INSERT INTO kselftest_metrics (run_id, ord, test, subtest, attempt, key, value) '
-                   'VALUES (?, ?, ?, ?, ?, ?, ?)', [(run_id, i, *m) for i, m in enumerate(v.metrics, 1)])
+                   'VALUES (?, ?, ?, ?, ?, ?, ?)', [(run_id, i, *m) for i, m in enumerate(metrics, 1)])
     return len(rows)
 
 
@@ -250,7 +247,7 @@ def workload_of(knobs, meta):
     return f'{knobs} append={extra}' if extra else knobs
 
 
-def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batch=None):
+def ingest(db, run_dir, replace=False, db_path='', batch=None):
     """Store one run folder (in batch, when given); return the line to print."""
     run_dir = os.path.abspath(run_dir.rstrip('/'))
     name = os.path.basename(os.path.realpath(run_dir))
@@ -302,7 +299,7 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
             db.execute('UPDATE runs SET lab = ? WHERE id = ?', (f'lava:{meta["lava_job"]}', run_id))
         params = records.kv_words(args)
         if kind == 'kselftest':
-            n = store_kselftest(db, run_id, kernel, meta, results, known, expect)
+            n = store_kselftest(db, run_id, run_dir, kernel, results)
             what = f'kselftest on {kernel}, {n} subtests'
             if done is None:
                 # The guest never said it was done: the results stop where
@@ -325,7 +322,10 @@ def ingest(db, run_dir, replace=False, known=None, expect=None, db_path='', batc
                                         w.results, w.dropped, run_id))
             what = f'bench on {kernel}, {w.results} results'
             if os.path.exists(os.path.join(run_dir, 'insn.txt')):
-                funcs = insn_profile.per_function(run_dir)
+                try:
+                    funcs = insn.per_function(run_dir)
+                except (insn.ProfileError, OSError) as e:
+                    raise RunError(f'the instruction profile cannot be stored: {e}')
                 db.executemany('INSERT INTO insn_profile (run_id, function, insns) VALUES (?, ?, ?)',
                                [(run_id, k, v) for k, v in funcs.items()])
                 what += f', an instruction profile of {len(funcs)} functions'
@@ -399,15 +399,13 @@ def main(argv):
     ap.add_argument('--db', help='the database file (created when missing)')
     ap.add_argument('--replace', action='store_true', help='store a run again if it is there already')
     ap.add_argument('--batch', help='put the runs in this batch (qemu-run/jobs/bench.sh), stored ones too')
-    ap.add_argument('--known', default=os.path.join(store.TOP, 'qemu-run', 'verdict', 'known-issues'))
-    ap.add_argument('--expect', default=os.path.join(store.TOP, 'qemu-run', 'verdict', 'expectations'))
     args = ap.parse_args(argv)
     path = args.db or store.default_path()
     db = store.connect(path)
     status = 0
     for d in args.run_dirs:
         try:
-            print(ingest(db, d, args.replace, args.known, args.expect, path, args.batch), flush=True)
+            print(ingest(db, d, args.replace, path, args.batch), flush=True)
         except (RunError, OSError) as e:
             print(f'ingest: error: {e}', file=sys.stderr)
             status = 1

@@ -176,7 +176,8 @@ def write_summary(run_dir, meta):
         words = dict(w.split('=', 1) for w in meta.get('args', '').split() if '=' in w)
         cmd = [sys.executable, os.path.join(q, 'verdict', 'tap.py'), '--kernel', meta['kernel'],
                '--known', os.path.join(q, 'verdict', 'known-issues'), '--expect', os.path.join(q, 'verdict', 'expectations'),
-               '--plans', os.path.join(q, 'verdict', 'plans')] + (['--tests', words['tests']] if 'tests' in words else []) \
+               '--plans', os.path.join(q, 'verdict', 'plans'), '--verdict', os.path.join(run_dir, 'verdict.json')] \
+            + (['--tests', words['tests']] if 'tests' in words else []) \
             + [os.path.join(run_dir, 'results.log')]
     elif kind in ('soak', 'stress', 'bench'):
         sys.path.insert(0, os.path.join(q, 'records'))
@@ -243,9 +244,7 @@ def collect(job_path, log_path, runs_dir, db_path=None, job_id=None):
     import store
     db = store.connect(db_path)
     try:
-        line = ingest.ingest(db, run_dir, db_path=db_path or store.default_path(),
-                             known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'),
-                             expect=os.path.join(TOP, 'qemu-run', 'verdict', 'expectations'))
+        line = ingest.ingest(db, run_dir, db_path=db_path or store.default_path())
     except ingest.RunError as e:
         raise CollectError(f'{run_dir} not stored: {e}')
     finally:

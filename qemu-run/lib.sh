@@ -100,6 +100,21 @@ commit_series() {
 
 RECORDS="$TOP/qemu-run/records/records.py"
 
+# records_cli TOOL "$@": a job's --summary SAMPLES.LOG and --scan SAMPLES.LOG
+# (the summary line, or its key=value words) come from the records module;
+# any other first word returns, for the job to go on.
+records_cli() {
+	local tool=$1
+	shift
+	case "${1:-}" in
+	--summary|--scan)
+		[ -f "${2:-}" ] || die "usage: $tool.sh $1 SAMPLES.LOG"
+		if [ "$1" = --scan ]; then exec python3 "$RECORDS" scan "$tool" "$2"; fi
+		exec python3 "$RECORDS" summary "$tool" "$2" "$tool"
+		;;
+	esac
+}
+
 # tool_knobs TOOL [key=value ...]: the knobs of a run, in knobs=(): those
 # the caller put there first (from its variables), then the words of
 # $TOOL_EXTRA (make's SOAK=, STRESS=, BENCH=), then the arguments; the guest

@@ -10,13 +10,14 @@ through here:
   "patched" (SIDE_SQL, side_label);
 - runs are picked by side and by workload (pick_soak_pair, pick_soak_sets);
 - a change is given the same way everywhere (pct, bootstrap_ci, overlap,
-  p75_delta), with numbers written by the same formatters (num, short_num,
+  p75_delta; fisher_greater for failure rates, reports/flaky.py), with numbers written by the same formatters (num, short_num,
   whole, size, mb);
 - each kernel has one colour, for the page (css_kernels) and for every plot
   (GNUPLOT_STYLES).
 
 usage: reports/compare.py direction KERNEL 0|1 SAMPLES.LOG   (make test's soak verdict)
 """
+import math
 import os
 import random
 import statistics
@@ -25,6 +26,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'db'))
 sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'kernel'))
+sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'records'))
 import store  # noqa: E402
 from kernels import KERNELS  # noqa: E402
 
@@ -150,6 +152,18 @@ def bootstrap_interval(a, b, reps=2000, seed=1):
     return deltas[int(0.025 * len(deltas))], deltas[int(0.975 * len(deltas)) - 1]
 
 
+def fisher_greater(k_base, n_base, k_other, n_other):
+    """One-sided Fisher's exact test: the probability, with both kernels
+    failing at one rate, that the other kernel fails k_other or more times
+    of n_other, given k_base + k_other failures in all."""
+    total, fails = n_base + n_other, k_base + k_other
+    denom = math.comb(total, n_other)
+    p = 0
+    for k in range(k_other, min(fails, n_other) + 1):
+        p += math.comb(fails, k) * math.comb(total - fails, n_other - k)
+    return p / denom
+
+
 def overlap(a, b):
     a, b = [v for v in a if v is not None], [v for v in b if v is not None]
     if not a or not b:
@@ -217,14 +231,22 @@ class NoRuns(Exception):
 def pick_soak_sets(db, n):
     """(workload, {kernel: [row, ...] oldest first}): up to n clean soaks of
     each side, outside bench batches, with one workload and one version of
-    the series: that of the newest clean patched soak whose workload
-    original also ran (else the newest).  NoRuns says what is missing."""
+    the series.  The version is that of the newest clean patched soak whose
+    workload original also ran (else of the newest); within it, the
+    workload is that of the longest such soak (the most generations; the
+    newest of equals), so that make test's short soak never stands in for
+    make run's.  NoRuns says what is missing."""
     q = SOAKS_SQL.format("AND l.verdict = 'clean' AND l.batch IS NULL AND l.soak_rc = 0 AND l.kernel = ? {}")
     latest = db.execute(q.format(''), ('patched',)).fetchall()
     if not latest:
         raise NoRuns('no clean soak run of the patched kernel in the database: run "make run" first')
     have = {r[4] for r in db.execute(q.format(''), ('original',))}
-    pick = next((r for r in latest if r[4] in have), latest[0])
+    both = [r for r in latest if r[4] in have]
+    if both:
+        series = both[0][11] or ''
+        pick = max((r for r in both if (r[11] or '') == series), key=lambda r: (r[3] or 0, r[2], r[0]))
+    else:
+        pick = latest[0]
     workload, series = pick[4], pick[11] or ''
     runs = {}
     for k in ('original', 'patched'):
@@ -263,7 +285,6 @@ def soak_direction(kernel, changes, v):
 
 def main(argv):
     if len(argv) == 4 and argv[0] == 'direction' and argv[2] in ('0', '1'):
-        sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'records'))
         import records
         print(soak_direction(argv[1], argv[2] == '1', records.soak_scan(argv[3]))[1])
         return 0        # the verdict is the line's first word, as test.sh reads it

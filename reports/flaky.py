@@ -14,24 +14,11 @@ kernel fails more often than original; p < alpha fails the check (exit 1).
 The nightly runs make repeat REPEAT=20 on both kernels, then this.
 """
 import argparse
-import math
 import os
 import sys
 
-import compare  # noqa: E402,F401 (db/ on the path)
+import compare as cmp  # noqa: E402 (and db/ on the path)
 import store  # noqa: E402
-
-
-def fisher_greater(k_base, n_base, k_other, n_other):
-    """One-sided Fisher's exact test: the probability, with both kernels
-    failing at one rate, that the other kernel fails k_other or more times
-    of n_other, given k_base + k_other failures in all."""
-    total, fails = n_base + n_other, k_base + k_other
-    denom = math.comb(total, n_other)
-    p = 0
-    for k in range(k_other, min(fails, n_other) + 1):
-        p += math.comb(fails, k) * math.comb(total - fails, n_other - k)
-    return p / denom
 
 
 def rates(db, since=''):
@@ -64,7 +51,7 @@ def compare(table, alpha=0.05, base='original'):
             if kernel == base:
                 continue
             k, n = per[kernel]
-            p = fisher_greater(kb, nb, k, n)
+            p = cmp.fisher_greater(kb, nb, k, n)
             out.append((key, kernel, (kb, nb), (k, n), p, p < alpha))
     return out
 

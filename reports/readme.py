@@ -131,23 +131,24 @@ def table(runs):
     return '\n'.join(lines)
 
 
+def write_dying(path, snaps):
+    """The plot's data file: "generation<TAB>dying" per snapshot; returns path."""
+    with open(path, 'w') as fh:
+        fh.writelines(f'{x[1]}\t{x[4]}\n' for x in snaps)
+    return path
+
+
 def plot(runs, png, datadir):
     os.makedirs(datadir, exist_ok=True)
     files, titles, styles, drops, dtitles, dstyles = [], [], [], [], [], []
     for k, ss in runs.items():
         style = report.KERNELS.index(k) + 1
         for s in ss:
-            f = os.path.join(datadir, f'dying-{s.run_id}.tsv')
-            with open(f, 'w') as fh:
-                fh.writelines(f'{x[1]}\t{x[4]}\n' for x in s.snaps)
-            files.append(f)
+            files.append(write_dying(os.path.join(datadir, f'dying-{s.run_id}.tsv'), s.snaps))
             titles.append(f'{k}, run {s.run_id}')
             styles.append(style)
             if s.drop:
-                d = os.path.join(datadir, f'dying-{s.run_id}-drop.tsv')
-                with open(d, 'w') as fh:
-                    fh.writelines(f'{x[1]}\t{x[4]}\n' for x in s.drop)
-                drops.append(d)
+                drops.append(write_dying(os.path.join(datadir, f'dying-{s.run_id}-drop.tsv'), s.drop))
                 dtitles.append(f'{k}, run {s.run_id}, after drop_caches')
                 dstyles.append(style)
     every = max(1, max(len(s.snaps) for ss in runs.values() for s in ss) // 40)

@@ -348,16 +348,50 @@ def expectations_text():
     return ''.join(f'test_memcg_reparent:{s}  fail pass pass\n' for s in sorted(LRU_SUBTESTS))
 
 
+def judge(d, known=None, expect=None):
+    """Write d/verdict.json as kselftest.sh does (qemu-run/verdict/tap.py
+    --verdict), against the given known-issues and expectations files
+    (None: empty ones), for a kselftest run folder that has none."""
+    import contextlib
+    import io
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(top, 'qemu-run', 'verdict'))
+    import tap
+    with open(os.path.join(d, 'meta')) as f:
+        meta = dict(line.rstrip('\n').split('=', 1) for line in f if '=' in line)
+    tests = dict(w.split('=', 1) for w in meta.get('args', '').split() if '=' in w).get('tests')
+    empty = os.path.join(d, '.empty')
+    open(empty, 'w').close()
+    argv = ['--kernel', meta['kernel'], '--known', known or empty, '--expect', expect or empty,
+            '--plans', os.path.join(top, 'qemu-run', 'verdict', 'plans'),
+            '--verdict', os.path.join(d, 'verdict.json')] + (['--tests', tests] if tests else [])
+    with contextlib.redirect_stdout(io.StringIO()):
+        tap.main(argv + [os.path.join(d, 'results.log')])
+    os.unlink(empty)
+
+
+def store(db, d, replace=False, known=None, expect=None, db_path='', batch=None):
+    """db/ingest.py's ingest() of a fake run folder; a kselftest run is
+    judged first (judge()) when it has no verdict.json yet."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import ingest
+    path = os.path.join(d, 'meta')
+    if os.path.exists(path) and not os.path.exists(os.path.join(d, 'verdict.json')):
+        with open(path) as f:
+            if 'job=kselftest' in f.read().splitlines():
+                judge(d, known, expect)
+    return ingest.ingest(db, d, replace, db_path, batch)
+
+
 def fill_db(db_path, work, kernels=('original', 'patched'), nights=3, gens=1000, sample_every=50,
             kselftest=True, expect=None):
     """Make and store a set of fake runs: one soak per kernel and night (the
     seed changes every night), and a kselftest run per kernel.  Returns the
     number of samples stored."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import ingest
-    import store
-    db = store.connect(db_path)
-    top = store.TOP
+    import store as db_store
+    db = db_store.connect(db_path)
+    top = db_store.TOP
     known = os.path.join(top, 'qemu-run', 'verdict', 'known-issues')
     os.makedirs(work, exist_ok=True)
     if expect is None:
@@ -371,12 +405,12 @@ def fill_db(db_path, work, kernels=('original', 'patched'), nights=3, gens=1000,
             d = os.path.join(work, f'{day.replace("-", "")}-020000-{k}-soak')
             total += soak_run(d, k, gens=gens, sample_every=sample_every, seed=night + 1,
                               started=f'{day}T02:00:00Z')
-            ingest.ingest(db, d, known=known, expect=expect, db_path=db_path)
+            store(db, d, known=known, expect=expect, db_path=db_path)
     if kselftest:
         for k in kernels:
             d = os.path.join(work, f'20261201-010000-{k}-kselftest')
             kselftest_run(d, k, started='2026-12-01T01:00:00Z')
-            ingest.ingest(db, d, known=known, expect=expect, db_path=db_path)
+            store(db, d, known=known, expect=expect, db_path=db_path)
     db.close()
     return total
 

@@ -100,7 +100,7 @@ class Ingest(Base):
 
 def ingest_batch(t, d, batch):
     import ingest
-    return ingest.ingest(t.db, d, False, t.known, t.expect, t.path, batch)
+    return fake_run.store(t.db, d, False, t.known, t.expect, t.path, batch)
 
 
 class Table(Base):
@@ -110,12 +110,12 @@ class Table(Base):
             for k in ('original', 'patched'):
                 d = os.path.join(self.tmp, f'{BATCH}-{r}-{k}')
                 fake_run.bench_run(d, k, seed=r, started=f'2026-12-03T10:0{r}:00Z')
-                ingest.ingest(self.db, d, False, self.known, self.expect, self.path, BATCH)
+                fake_run.store(self.db, d, False, self.known, self.expect, self.path, BATCH)
         if churn:
             for k in ('original', 'patched'):
                 d = os.path.join(self.tmp, f'{BATCH}-churn-{k}')
                 fake_run.soak_run(d, k, gens=1000, sample_every=100, started='2026-12-03T11:00:00Z')
-                ingest.ingest(self.db, d, False, self.known, self.expect, self.path, BATCH)
+                fake_run.store(self.db, d, False, self.known, self.expect, self.path, BATCH)
 
     def rows(self):
         _, rows, _ = bench_table.table(self.db, BATCH)

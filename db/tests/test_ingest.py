@@ -54,7 +54,7 @@ class Base(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def ingest(self, d, replace=False):
-        return ingest.ingest(self.db, d, replace, self.known, self.expect, self.path)
+        return fake_run.store(self.db, d, replace, self.known, self.expect, self.path)
 
     def one(self, sql, *args):
         return self.db.execute(sql, args).fetchone()[0]
@@ -266,23 +266,51 @@ class Kselftest(Base):
         self.assertEqual(self.one('SELECT count(*) FROM kselftest WHERE surprise = 1'), 0)
         self.assertEqual(self.one("SELECT summary FROM run_list WHERE kernel = 'patched'"), 'patched: fake summary line')
 
-    def test_real_fixture_agrees_with_tap(self):
-        """The stored outcomes are tap.py's: the same counts as its summary line."""
+    def test_real_fixture_stores_taps_verdict(self):
+        """The stored outcomes are those tap.py judged, as kselftest.sh calls
+        it: the same counts and surprises as its summary line."""
         d = os.path.join(self.tmp, 'real')
         os.makedirs(d)
         shutil.copy(FIXTURE, os.path.join(d, 'results.log'))
         fake_run.write_meta(d, 'original', 'kselftest', 'tests=test_core,test_kmem,test_memcontrol,test_zswap',
                             '2026-12-03T09:44:04Z', 23)
-        self.ingest(d)
         tap_py = os.path.join(TOP, 'qemu-run', 'verdict', 'tap.py')
         out = subprocess.run([sys.executable, tap_py, '--kernel', 'original', '--known', self.known,
-                              '--expect', self.expect, '--tests', 'test_core,test_kmem,test_memcontrol,test_zswap',
+                              '--expect', self.expect, '--plans', os.path.join(TOP, 'qemu-run', 'verdict', 'plans'),
+                              '--tests', 'test_core,test_kmem,test_memcontrol,test_zswap',
+                              '--verdict', os.path.join(d, 'verdict.json'),
                               os.path.join(d, 'results.log')], capture_output=True, text=True).stdout
+        self.ingest(d)
         got = dict(self.db.execute('SELECT outcome, count(*) FROM kselftest GROUP BY outcome'))
         want = f'original: {got.get("pass", 0)} passed, {got.get("fail", 0)} failed, {got.get("skip", 0)} skipped;'
         self.assertIn(want, out.splitlines()[-1])
         self.assertEqual(self.one('SELECT count(*) FROM kselftest WHERE surprise = 1'),
                          int(re.search(r'(\d+) surprises', out.splitlines()[-1]).group(1)))
+
+    def test_no_verdict_is_an_error_that_names_the_judge(self):
+        d = os.path.join(self.tmp, 'unjudged')
+        fake_run.kselftest_run(d, 'original')
+        with self.assertRaisesRegex(ingest.RunError, r'verdict.json is missing: judge the run first.*tap.py'):
+            ingest.ingest(self.db, d, db_path=self.path)
+        self.assertEqual(self.one('SELECT count(*) FROM runs'), 0)
+
+    def test_bad_verdicts_store_nothing(self):
+        d = os.path.join(self.tmp, 'bad')
+        fake_run.kselftest_run(d, 'original')
+        fake_run.judge(d, self.known, self.expect)
+        path = os.path.join(d, 'verdict.json')
+        with open(path) as f:
+            good = f.read()
+        for text, why in ((good[:len(good) // 2], 'not JSON'),
+                          (good.replace('"original"', '"patched"', 1), 'judges kernel patched'),
+                          (good.replace('kselftest-verdict 1', 'kselftest-verdict 0'), 'format is'),
+                          (good.replace('"pass"', '"passed"', 1), 'row 1 is not')):
+            with open(path, 'w') as f:
+                f.write(text)
+            with self.assertRaisesRegex(ingest.RunError, why):
+                ingest.ingest(self.db, d, db_path=self.path)
+            self.assertEqual(self.one('SELECT count(*) FROM runs'), 0)
+            self.assertEqual(self.one('SELECT count(*) FROM kselftest'), 0)
 
     def test_cut_results_say_so(self):
         d = os.path.join(self.tmp, 'cut')

@@ -30,12 +30,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-case "${1:-}" in
---summary|--scan)
-	[ -f "${2:-}" ] || die "usage: bench.sh $1 SAMPLES.LOG"
-	if [ "$1" = --scan ]; then exec python3 "$RECORDS" scan bench "$2"; else exec python3 "$RECORDS" summary bench "$2" bench; fi
-	;;
-esac
+records_cli bench "$@"
 
 ROUNDS=${ROUNDS:-3}
 SEED=${SEED:-1}

@@ -3,7 +3,7 @@
 # KERNEL in instruction-count mode with the TCG plugin
 # qemu-run/boot/plugin/insn_by_tb.c and run the guest bench's fast part once
 # (fixed work: the same operations on every kernel), then count the
-# kernel's instructions per function (qemu-run/jobs/insn_profile.py).
+# kernel's instructions per function (reports/insn_profile.py).
 #
 #   qemu-run/jobs/insn-profile.sh KERNEL [key=value ...]      bench knobs (default parts=fast fast_reps=1)
 #   qemu-run/jobs/insn-profile.sh --diff RUN_DIR_A RUN_DIR_B  the functions whose counts differ most
@@ -18,7 +18,7 @@ set -euo pipefail
 
 if [ "${1:-}" = --diff ]; then
 	shift
-	exec python3 "$TOP/qemu-run/jobs/insn_profile.py" diff "$@"
+	exec python3 "$TOP/reports/insn_profile.py" diff "$@"
 fi
 kernel=${1:-}
 [ -n "$kernel" ] || die "usage: insn-profile.sh KERNEL [key=value ...] | --diff RUN_A RUN_B"
@@ -35,7 +35,7 @@ export RUN_DIR
 PROFILE=1 CLOCK=icount MEM=${MEM:-1536} "$TOP/qemu-run/boot/boot.sh" "$kernel" bench "${knobs[@]/#/bench.}" ||
 	die "the profiling boot failed (logs in $RUN_DIR)"
 [ -s "$RUN_DIR/insn.txt" ] || die "the plugin wrote no $RUN_DIR/insn.txt"
-python3 "$TOP/qemu-run/jobs/insn_profile.py" top "$RUN_DIR"
+python3 "$TOP/reports/insn_profile.py" top "$RUN_DIR"
 # The boot's bench results and the profile (table insn_profile) go into the
 # runs database.
 python3 "$TOP/db/ingest.py" "$RUN_DIR" || die "run $RUN_DIR not stored in the runs database"

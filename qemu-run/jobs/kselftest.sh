@@ -58,8 +58,8 @@ run_tests() {
 	echo
 	python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" \
 		--expect "$TOP/qemu-run/verdict/expectations" --plans "$TOP/qemu-run/verdict/plans" \
-		--tests "$list" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
-	# Store the run (failed ones too) in the runs database (db/ingest.py).
+		--tests "$list" --verdict "$RUN_DIR/verdict.json" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
+	# Store the run (failed ones too) and its verdict in the runs database (db/ingest.py).
 	python3 "$TOP/db/ingest.py" "$RUN_DIR" || store_rc=$?
 	[ "$boot_rc" = 0 ] || { warn "kernel $kernel: the guest run failed (see above; logs in $RUN_DIR)"; return 1; }
 	[ "$tap_rc" = 0 ] || { warn "kernel $kernel: kselftest outcomes differ from qemu-run/verdict/expectations (table above)"; return 1; }

@@ -32,12 +32,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-case "${1:-}" in
---summary|--scan)
-	[ -f "${2:-}" ] || die "usage: soak.sh $1 SAMPLES.LOG"
-	if [ "$1" = --scan ]; then exec python3 "$RECORDS" scan soak "$2"; else exec python3 "$RECORDS" summary soak "$2" soak; fi
-	;;
-esac
+records_cli soak "$@"
 
 kernel=${1:-}
 [ -n "$kernel" ] || die "usage: soak.sh KERNEL [key=value ...] (KERNEL: ${KERNELS// /, })"

@@ -3,6 +3,7 @@ TAP lines per binary between "@@ begin" and "@@ end", the "@@ boot"
 record, "# METRIC" figures, reruns of flaky subtests as attempts.  Parsing
 only: qemu-run/verdict/tap.py judges what this reads against the
 expectations matrix."""
+import json
 import re
 import signal
 
@@ -205,3 +206,34 @@ def merge_attempts(results, flaky):
             else:
                 f.reason = '; '.join(x for x in (f.reason, f'failed {k} of {n} attempts') if x)
     return merged, binary_notes
+
+
+# verdict.json: tap.py --verdict writes it, db/ingest.py stores it.
+VERDICT_FORMAT = 'kselftest-verdict 1'
+VERDICT_COLUMNS = ('test', 'subtest', 'outcome', 'reason', 'expected', 'surprise', 'first', 'attempts', 'failed')
+OUTCOMES = ('pass', 'fail', 'skip', 'miss')
+
+
+class VerdictError(Exception):
+    pass
+
+
+def read_verdict(path):
+    """(kernel, summary, rows) of a verdict.json; VerdictError names what is
+    wrong with a file that is not one whole."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except ValueError as e:
+        raise VerdictError(f'{path} is not JSON ({e}): judge the run again with qemu-run/verdict/tap.py --verdict')
+    if not isinstance(doc, dict) or doc.get('format') != VERDICT_FORMAT:
+        raise VerdictError(f'{path}: format is {doc.get("format") if isinstance(doc, dict) else None!r}, '
+                           f'not {VERDICT_FORMAT!r}')
+    rows = doc.get('rows')
+    if not isinstance(rows, list):
+        raise VerdictError(f'{path} has no rows')
+    for i, row in enumerate(rows, 1):
+        if not isinstance(row, list) or len(row) != len(VERDICT_COLUMNS) or row[2] not in OUTCOMES \
+                or not all(isinstance(row[j], int) for j in (5, 7, 8)):
+            raise VerdictError(f'{path}: row {i} is not {", ".join(VERDICT_COLUMNS)}: {row!r}')
+    return doc.get('kernel'), doc.get('summary'), [tuple(r) for r in rows]

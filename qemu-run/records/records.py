@@ -57,6 +57,23 @@ def read_boot(lines):
     return boot, done
 
 
+def _run_or_end(walk, line):
+    """Keep a "@@ run <program> knobs..." record's knobs (walk.run_line,
+    walk.run) or a "@@ end rc=N ..." record (walk.end); False for any other
+    line."""
+    if line.startswith('@@ run '):
+        words = line[7:].split(None, 1)
+        walk.run_line = words[1].strip() if len(words) > 1 else ''
+        walk.run = kv_words(walk.run_line)
+        return True
+    if line.startswith('@@ end '):
+        m = END.match(line)
+        if m:
+            walk.end = {'rc': int(m.group(1)), **kv_words(m.group(2))}
+        return True
+    return False
+
+
 class Samples:
     """Walk samples.log.  Iterating yields the complete snapshots as
     (seq, gen, t_ms, note, rows) with rows [(source, key, value)]; a
@@ -147,14 +164,8 @@ class Samples:
                     self.max_bytes = max(self.max_bytes, cur[6] + len(line) + 1)
                     yield cur[0], cur[1], cur[2], cur[3], cur[4]
                 cur = None
-            elif line.startswith('@@ run '):
-                words = line[7:].split(None, 1)     # "soak key=value ..."
-                self.run_line = words[1].strip() if len(words) > 1 else ''
-                self.run = kv_words(self.run_line)
-            elif line.startswith('@@ end '):
-                m = END.match(line)
-                if m:
-                    self.end = {'rc': int(m.group(1)), **kv_words(m.group(2))}
+            elif _run_or_end(self, line):
+                pass
             elif line.startswith('@@ progress '):
                 self.progress = {**self.progress, **kv_words(line[12:])}
                 self.on_progress(self.progress)
@@ -233,14 +244,8 @@ class BenchResults:
                     continue
                 seen.add(r[:3])
                 yield r
-            elif line.startswith('@@ run '):
-                words = line[7:].split(None, 1)     # "bench key=value ..."
-                self.run_line = words[1].strip() if len(words) > 1 else ''
-                self.run = kv_words(self.run_line)
-            elif line.startswith('@@ end '):
-                m = END.match(line)
-                if m:
-                    self.end = {'rc': int(m.group(1)), **kv_words(m.group(2))}
+            else:
+                _run_or_end(self, line)
             # "@@ progress" and unknown records: for the host's progress line only.
         self.lines = n
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarize the kselftest results of a guest run against expectations.
 
-usage: tap.py --kernel NAME [--known FILE] [--expect FILE] [--plans FILE] [--tests a,b] results.log
+usage: tap.py --kernel NAME [--known FILE] [--expect FILE] [--plans FILE] [--tests a,b]
+              [--verdict RUN_DIR/verdict.json] results.log
        tap.py --kernel NAME --known FILE --flaky
 
 results.log is the guest's results channel: "@@ begin T", T's TAP output,
@@ -31,10 +32,14 @@ Expectations (--expect): "test:subtest  original patched debug" with
 pass|fail per kernel; subtests not listed must pass (or skip, with the
 test's reason).  A listed subtest that did not run, skipped, or had any
 outcome other than the expected one, is a surprise.
+--verdict writes the judged outcomes, one row per subtest, to a file that
+db/ingest.py stores as it is (qemu-run/records/RECORDS.md, verdict.json):
+the verdict is decided here, once, and the database only keeps it.
 Exit status: 0 when there is no surprise, 1 otherwise.
 """
 import argparse
 import datetime
+import json
 import os
 import sys
 
@@ -43,6 +48,7 @@ sys.path.insert(0, os.path.join(QEMU_RUN, 'kernel'))
 sys.path.insert(0, os.path.join(QEMU_RUN, 'records'))
 from kernels import KERNELS  # noqa: E402
 # The records are read with the others (records/); this file judges them.
+from kselftest import VERDICT_FORMAT  # noqa: E402
 from kselftest import (  # noqa: E402,F401
     OK, BEGIN, END, PLAN, BOOT, METRIC, KSFT_PASS, KSFT_SKIP, Result, parse_tap_line, binary_verdict,
     parse_run, parse_results, merge_attempts)
@@ -263,6 +269,33 @@ def judge(lines, kernel, known, expect, tests=None, today=None, plans=None):
     return v
 
 
+def verdict_rows(v, kernel, expect):
+    """The judged outcomes as verdict.json's rows: (test, subtest, outcome,
+    reason, expected, surprise, first, attempts, failed), a subtest of the
+    matrix that did not run as outcome "miss"."""
+    surprising = {(key, got) for key, _, got in v.surprises}
+    rows = []
+    for r in v.results:
+        want = expect.get(r.key, {}).get(kernel, 'pass')
+        rows.append([r.test, r.subtest, r.outcome, r.reason, want, int((r.key, r.outcome) in surprising),
+                     r.attempts[0], len(r.attempts), r.attempts.count('fail')])
+    for key, want, got in v.surprises:
+        if got == 'did not run':
+            test, _, subtest = key.partition(':')
+            rows.append([test, subtest, 'miss', 'listed in the matrix, did not run', want, 1, 'miss', 0, 0])
+    return rows
+
+
+def write_verdict(path, v, kernel, expect, summary):
+    """verdict.json, written whole or not at all (a temporary file renamed)."""
+    head = {'format': VERDICT_FORMAT, 'kernel': kernel, 'summary': summary}
+    rows = ',\n'.join(json.dumps(r) for r in verdict_rows(v, kernel, expect))
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:     # one row a line, for a reader with less or grep
+        f.write(json.dumps(head)[:-1] + ',\n"rows": [\n' + rows + '\n]}\n')
+    os.replace(tmp, path)
+
+
 SHOWN = 8     # surprises the summary line names
 
 
@@ -300,6 +333,8 @@ def main(argv):
     ap.add_argument('--cpu-boots', action='store_true',
                     help='print "N test,test" for each boot of N CPUs that needs-cpus entries '
                          'want for the --tests on KERNEL, and exit')
+    ap.add_argument('--verdict', metavar='FILE',
+                    help='write the judged outcomes there (verdict.json, what db/ingest.py stores)')
     ap.add_argument('results', nargs='?')
     args = ap.parse_args(argv)
     known = read_known(args.known)
@@ -331,7 +366,10 @@ def main(argv):
         print(f'warning: known-issues entry {e.key} expired on {e.until}: it no longer applies')
     if not v.done:
         print('warning: the results channel has no "@@ done" record')
-    print(summary_line(args.kernel, v))
+    line = summary_line(args.kernel, v)
+    if args.verdict:
+        write_verdict(args.verdict, v, args.kernel, expect, line)
+    print(line)
     return 1 if v.surprises or not v.done else 0
 
 

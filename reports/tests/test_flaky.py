@@ -8,9 +8,11 @@ import unittest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'db'))
+sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
 sys.path.insert(0, os.path.join(TOP, 'reports'))
+import compare  # noqa: E402
+import fake_run  # noqa: E402
 import flaky  # noqa: E402
-import ingest  # noqa: E402
 import store  # noqa: E402
 
 
@@ -38,10 +40,10 @@ def repeat_run(d, kernel, fails, reps=20, started='2026-12-04T02:00:00Z', series
 class Fisher(unittest.TestCase):
     def test_values(self):
         # 0 of 20 against 6 of 20: p = C(20,6)/C(40,6) = 0.0101...
-        self.assertAlmostEqual(flaky.fisher_greater(0, 20, 6, 20), 38760 / 3838380, places=6)
+        self.assertAlmostEqual(compare.fisher_greater(0, 20, 6, 20), 38760 / 3838380, places=6)
         # 3 of 20 on each: 1 - P(X <= 2) for X ~ hypergeometric(40, 6, 20)
-        self.assertAlmostEqual(flaky.fisher_greater(3, 20, 3, 20), 0.669290, places=5)
-        self.assertEqual(flaky.fisher_greater(5, 20, 0, 20), 1.0)
+        self.assertAlmostEqual(compare.fisher_greater(3, 20, 3, 20), 0.669290, places=5)
+        self.assertEqual(compare.fisher_greater(5, 20, 0, 20), 1.0)
 
 
 class Rates(unittest.TestCase):
@@ -58,7 +60,7 @@ class Rates(unittest.TestCase):
     def store(self, kernel, fails, series=None):
         d = os.path.join(self.tmp, f'{kernel}-{series}')
         repeat_run(d, kernel, fails, series=series)
-        ingest.ingest(self.db, d, known=self.empty, expect=self.empty, db_path=self.path)
+        fake_run.store(self.db, d, known=self.empty, expect=self.empty, db_path=self.path)
 
     def test_worse_on_patched_fails_the_check(self):
         self.store('original', {3})
@@ -114,7 +116,7 @@ class Metrics(unittest.TestCase):
             text = text.replace('ok 1 a\n', f'ok 1 a\n# METRIC a dead_ms={ms} oom=0.5\n# METRIC bad x=y\n')
             with open(os.path.join(d, 'results.log'), 'w') as f:
                 f.write(text)
-            ingest.ingest(db, d, known=empty, expect=empty, db_path=path)
+            fake_run.store(db, d, known=empty, expect=empty, db_path=path)
         figs = metrics.figures(db, 'a')
         self.assertEqual(figs[('t', 'a', 'dead_ms')], {'original': [90.0, 110.0], 'patched@?': [1700.0]})
         self.assertEqual(figs[('t', 'a', 'oom')]['patched@?'], [0.5])

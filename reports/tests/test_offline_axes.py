@@ -21,7 +21,7 @@ class Axes(Base):
             d = os.path.join(self.tmp, f'{name}-1-{k}')
             fake_run.bench_run(d, k, sizes=(64,), reps=3, tag=name, started=started, parts=parts,
                                run_words=f'nodes={nodes} dead={dead}', clock=clock)
-            ingest.ingest(self.db, d, False, self.known, self.expect, self.path, name)
+            fake_run.store(self.db, d, False, self.known, self.expect, self.path, name)
 
     def test_one_row_set_per_pair(self):
         self.batch('b1', 1, 0)
@@ -60,7 +60,7 @@ class Axes(Base):
                 d = os.path.join(self.tmp, f'{name}-1-{k}')
                 fake_run.bench_run(d, k, sizes=(64,), reps=1, fast_reps=reps, tag=name, started=started,
                                    clock='icount')
-                ingest.ingest(self.db, d, False, self.known, self.expect, self.path, name)
+                fake_run.store(self.db, d, False, self.known, self.expect, self.path, name)
         text = '\n'.join(figures.block_bench(self.db))
         self.assertIn('--batch real ', text)
         self.assertNotIn('smoke', text)

@@ -55,7 +55,7 @@ class Readme(unittest.TestCase):
         for k, seed, started in plan:
             d = os.path.join(self.tmp, 'runs', f'{started[:13]}{started[14:16]}-{k}-soak')
             fake_run.soak_run(d, k, gens=300, sample_every=25, seed=seed, started=started)
-            ingest.ingest(conn, d, known=known, expect=expect, db_path=db)
+            fake_run.store(conn, d, known=known, expect=expect, db_path=db)
         conn.close()
 
     def test_spread(self):
@@ -134,13 +134,31 @@ class Readme(unittest.TestCase):
         with open(os.path.join(d, 'meta'), 'w') as f:
             f.write(meta + 'series_key=aaaabbbbccccdddd\n')
         conn = store.connect(db)
-        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db)
+        fake_run.store(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db)
         conn.close()
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 0, r.stderr)
         t = self.text()
         self.assertIn('3 run(s) of `original`', t)
         self.assertIn('and 1 of `patched@aaaabbbb`', t)
+
+    def test_a_newer_shorter_soak_pair_does_not_replace_the_longer(self):
+        """make test's short soaks, stored after make run's longer ones of
+        the same series: the table stays on the longer workload."""
+        db = os.path.join(self.tmp, 'both.sqlite')
+        self.same_workload(db)
+        import store
+        conn = store.connect(db)
+        for j, k in enumerate(('original', 'patched')):
+            d = os.path.join(self.tmp, 'runs', f'short-{k}-soak')
+            fake_run.soak_run(d, k, gens=100, sample_every=25, seed=7, started=f'2026-12-03T22:0{j}:00Z')
+            fake_run.store(conn, d, db_path=db)
+        conn.close()
+        r = self.run_readme(db)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('gens=300 ', self.text())
+        self.assertNotIn('gens=100 ', self.text())
+        self.assertIn('3 run(s) of `original`', self.text())
 
     def test_a_newer_patched_workload_original_never_ran(self):
         """The newest patched soak ran a workload original never ran (an
@@ -153,7 +171,7 @@ class Readme(unittest.TestCase):
         d = os.path.join(self.tmp, 'runs', 'experiment-patched-soak')
         fake_run.soak_run(d, 'patched', gens=300, sample_every=25, seed=9, started='2026-12-03T21:00:00Z')
         conn = store.connect(db)
-        ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db)
+        fake_run.store(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db)
         conn.close()
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -172,7 +190,7 @@ class Readme(unittest.TestCase):
         for k in ('original', 'patched'):
             d = os.path.join(self.tmp, 'runs', f'bench-churn-{k}-soak')
             fake_run.soak_run(d, k, gens=300, sample_every=25, seed=11, started='2026-12-03T22:00:00Z')
-            ingest.ingest(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db, batch='b1')
+            fake_run.store(conn, d, known=os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues'), db_path=db, batch='b1')
         conn.close()
         r = self.run_readme(db)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -121,7 +121,7 @@ class Report(unittest.TestCase):
                 text = f.read().replace('verdict=clean', f'verdict={verdict}')
             with open(meta, 'w') as f:
                 f.write(text)
-            ingest.ingest(db, d, known=empty, expect=expect, db_path=path)
+            fake_run.store(db, d, known=empty, expect=expect, db_path=path)
         db.close()
         out = os.path.join(self.tmp, 'out-left')
         _, text, _ = render(path, out)
@@ -168,7 +168,7 @@ class Report(unittest.TestCase):
             for k in ('original', 'patched'):
                 d = os.path.join(self.tmp, f'runs-bench-{name}-{k}')
                 fake_run.bench_run(d, k, started=started, tag=name, **kw)
-                ingest.ingest(db, d, known=known, expect=known, db_path=path, batch=name)
+                fake_run.store(db, d, known=known, expect=known, db_path=path, batch=name)
         batch('fast', '2026-12-05T01:00:00Z', sizes=(64,), reps=1, fast_reps=3, parts='fast', clock='icount')
         batch('smoke', '2026-12-05T02:00:00Z', sizes=(64,), reps=1, fast_reps=1, parts='fast', clock='icount')
         for i, (nodes, dead) in enumerate(((1, 0), (1, 100), (2, 0), (2, 100))):

@@ -1,4 +1,4 @@
-"""qemu-run/jobs/insn_profile.py and the TCG plugin: block counts are summed per
+"""reports/insn_profile.py, qemu-run/records/insn.py and the TCG plugin: block counts are summed per
 function by System.map, diffs with several runs list only functions whose
 ranges are apart, and the plugin compiles against the API it declares."""
 import io
@@ -12,8 +12,9 @@ from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(TOP, 'qemu-run', 'jobs'))
+sys.path.insert(0, os.path.join(TOP, 'reports'))
 import insn_profile  # noqa: E402
+import insn  # noqa: E402 (qemu-run/records/, on the path through compare)
 
 MAP = """ffffffff81000000 T _stext
 ffffffff81000100 T folio_memcg
@@ -49,7 +50,7 @@ class Profile(unittest.TestCase):
         d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10), (0xffffffff81000180, 5),
                                               (0xffffffff81000210, 7), (0xffffffff81000310, 3)])
         # 0x...310 is past css_tryget and some_data is no text symbol: css_tryget
-        self.assertEqual(insn_profile.per_function(d), {'folio_memcg': 15, 'css_tryget': 10})
+        self.assertEqual(insn.per_function(d), {'folio_memcg': 15, 'css_tryget': 10})
 
     def test_diff_with_ranges_lists_only_functions_apart(self):
         a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 100), (0xffffffff81000400, s)])
@@ -83,11 +84,11 @@ class Profile(unittest.TestCase):
         self.addCleanup(db.close)
         empty = os.path.join(self.tmp, 'empty')
         open(empty, 'w').close()
-        line = ingest.ingest(db, d, known=empty, expect=empty, db_path=path)
+        line = fake_run.store(db, d, known=empty, expect=empty, db_path=path)
         self.assertIn('an instruction profile of 2 functions', line)
         self.assertEqual(dict(db.execute('SELECT function, insns FROM insn_profile').fetchall()),
                          {'folio_memcg': 40, 'css_tryget': 2})
-        ingest.ingest(db, d, replace=True, known=empty, expect=empty, db_path=path)
+        fake_run.store(db, d, replace=True, known=empty, expect=empty, db_path=path)
         self.assertEqual(db.execute('SELECT count(*) FROM insn_profile').fetchone()[0], 2)
 
     def test_plugin_compiles(self):

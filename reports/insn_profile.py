@@ -1,64 +1,31 @@
 #!/usr/bin/env python3
-"""Kernel instructions per function from a profiling run (insn-profile.sh).
+"""Kernel instructions per function from profiling runs (jobs/insn-profile.sh).
 
-usage: qemu-run/jobs/insn_profile.py top RUN_DIR [--n 25]
-       qemu-run/jobs/insn_profile.py diff RUN_A RUN_B [--n 25]
-       qemu-run/jobs/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
+usage: reports/insn_profile.py top RUN_DIR [--n 25]
+       reports/insn_profile.py diff RUN_A RUN_B [--n 25]
+       reports/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
 
-RUN_DIR/insn.txt holds "ADDR COUNT" per translation block (the TCG plugin
-insn_by_tb.c); the block's function is the text symbol of System.map (next
-to the image named by the run's meta image=) at or below its address.
+Each run's instructions per function are read by qemu-run/records/insn.py
+(the TCG plugin's insn.txt, the System.map of the run's image).
 top: the functions with the most instructions, and the kernel's total.
 diff: per function, B minus A, sorted by the absolute difference; the
 totals and the share of the difference the listed functions explain.
 With several runs per side (--a, --b), each side is a range [min-max]
-and only functions whose ranges do not overlap are listed: the rest
-(the entropy pool's mixing, the scheduler's tick work) moves between two
-boots of one kernel as much as between kernels.
+and only functions whose ranges are apart (compare.overlap) are listed:
+the rest (the entropy pool's mixing, the scheduler's tick work) moves
+between two boots of one kernel as much as between kernels.
 """
 import argparse
-import bisect
 import os
 import sys
 
+import compare  # noqa: F401 (qemu-run/records/ and db/ on the path)
+from insn import per_function  # noqa: E402
+from records import read_meta  # noqa: E402
+
 
 def meta(run_dir):
-    out = {}
-    with open(os.path.join(run_dir, 'meta')) as f:
-        for line in f:
-            k, _, v = line.rstrip('\n').partition('=')
-            out[k] = v
-    return out
-
-
-def symbols(run_dir):
-    image = meta(run_dir).get('image')
-    if not image:
-        raise SystemExit(f'insn_profile: {run_dir}/meta names no image (image=): boot it with qemu-run/jobs/insn-profile.sh')
-    smap = os.path.join(image.split('/arch/x86/boot/bzImage')[0], 'System.map')
-    addrs, names = [], []
-    with open(smap) as f:
-        for line in f:
-            a, t, name = line.split()[:3]
-            if t in 'tTwW':
-                addrs.append(int(a, 16))
-                names.append(name)
-    order = sorted(range(len(addrs)), key=addrs.__getitem__)
-    return [addrs[i] for i in order], [names[i] for i in order]
-
-
-def per_function(run_dir):
-    addrs, names = symbols(run_dir)
-    out = {}
-    with open(os.path.join(run_dir, 'insn.txt')) as f:
-        for line in f:
-            if line.startswith('#'):
-                continue
-            a, c = line.split()
-            i = bisect.bisect_right(addrs, int(a, 16)) - 1
-            name = names[i] if i >= 0 else '?'
-            out[name] = out.get(name, 0) + int(c)
-    return out
+    return read_meta(os.path.join(run_dir, 'meta'))
 
 
 def top(run_dir, n):
@@ -94,7 +61,7 @@ def diff_many(a_runs, b_runs, n):
     rows = []
     for k in set().union(*fa, *fb):
         va, vb = [f.get(k, 0) for f in fa], [f.get(k, 0) for f in fb]
-        if max(va) < min(vb) or max(vb) < min(va):
+        if compare.overlap(va, vb) == 'apart':
             d = sum(vb) / len(vb) - sum(va) / len(va)
             rows.append((d, k, va, vb))
     rows.sort(key=lambda r: -abs(r[0]))
