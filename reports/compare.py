@@ -9,7 +9,7 @@ through here:
   empty), never a name alone: two versions of the series never mix under
   "patched" (SIDE_SQL, side_label);
 - runs are picked by side and by workload (pick_soak_pair, pick_soak_sets);
-- a change is given the same way everywhere (pct, bootstrap_ci, overlap,
+- a change is given the same way everywhere (change, pct, spread, bootstrap_ci, overlap,
   p75_delta; fisher_greater for failure rates, reports/flaky.py), with numbers written by the same formatters (num, short_num,
   whole, size, mb);
 - each kernel has one colour, for the page (css_kernels) and for every plot
@@ -100,9 +100,26 @@ def size(kb):
 
 # ---- the change from original to the series
 
-def pct(o, p):
-    """The change from o to p in %, or '' when there is none to give."""
-    return f'{100 * (p - o) / o:+.1f}%' if o and p is not None else ''
+def change(o, p):
+    """The change from o to p in %, a number, or None when there is none."""
+    return 100 * (p - o) / o if o and p is not None else None
+
+
+def pct(o, p, digits=1):
+    """The change from o to p in %, written, or '' when there is none to give."""
+    c = change(o, p)
+    return f'{c:+.{digits}f}%' if c is not None else ''
+
+
+def spread(vals, f=None):
+    """"median [min-max]" of the values (None left out), each written by f
+    (default whole); the median alone when all are equal; 'n/a' for none."""
+    f = f or whole
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return 'n/a'
+    med, lo, hi = statistics.median(vals), min(vals), max(vals)
+    return f(med) if lo == hi else f'{f(med)} [{f(lo)}-{f(hi)}]'
 
 
 def upper_quartile(values):

@@ -9,7 +9,6 @@ says which version of the series each hash is (reports/series-names, and
 the hash of this checkout's patches/).
 """
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,12 +52,8 @@ def legend(labels, names=None):
     return ('Series: ' + '; '.join(parts) + '.') if parts else ''
 
 
-def spread(vals, f=metrics.fmt):
-    vals = [v for v in vals if v is not None]
-    if not vals:
-        return 'n/a'
-    med, lo, hi = statistics.median(vals), min(vals), max(vals)
-    return f(med) if lo == hi else f'{f(med)} [{f(lo)}-{f(hi)}]'
+def spread(vals):
+    return compare.spread(vals, metrics.fmt)
 
 
 def table(header, rows):

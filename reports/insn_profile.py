@@ -42,7 +42,7 @@ def diff(a, b, n):
     rows = sorted(((fb.get(k, 0) - fa.get(k, 0), k) for k in set(fa) | set(fb)), key=lambda r: -abs(r[0]))
     print(f'A {a}: {ta} kernel instructions ({meta(a).get("kernel")} {meta(a).get("series_key", "")[:8]})')
     print(f'B {b}: {tb} kernel instructions ({meta(b).get("kernel")} {meta(b).get("series_key", "")[:8]})')
-    print(f'B - A: {tb - ta:+d} ({100 * (tb - ta) / ta:+.2f}%)')
+    print(f'B - A: {tb - ta:+d} ({compare.pct(ta, tb, 2)})')
     shown = 0
     print(f'{"B - A":>12} {"A":>12} {"B":>12}  function')
     for d, k in rows[:n]:

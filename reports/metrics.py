@@ -11,10 +11,9 @@ print their figures again).
 """
 import argparse
 import os
-import statistics
 import sys
 
-from compare import short_num as fmt  # noqa: E402 (and db/ on the path)
+from compare import short_num as fmt, spread  # noqa: E402 (and db/ on the path)
 import store  # noqa: E402
 
 
@@ -37,8 +36,7 @@ def table(figs):
     lines = []
     for (test, sub, key), per in sorted(figs.items()):
         for kernel, vals in sorted(per.items()):
-            lines.append(f'{sub:32} {key:10} {kernel:17} {len(vals):3}  '
-                         f'{fmt(statistics.median(vals))} [{fmt(min(vals))}-{fmt(max(vals))}]')
+            lines.append(f'{sub:32} {key:10} {kernel:17} {len(vals):3}  {spread(vals, fmt)}')
     return lines
 
 

@@ -68,13 +68,7 @@ def pick_runs(st, n):
 
 
 def spread(vals):
-    vals = [v for v in vals if v is not None]
-    if not vals:
-        return 'n/a'
-    med = statistics.median(vals)
-    lo, hi = min(vals), max(vals)
-    m = report.fmt(med)
-    return m if lo == hi else f'{m} [{report.fmt(lo)}-{report.fmt(hi)}]'
+    return compare.spread(vals, report.fmt)
 
 
 def settle_of(s):

@@ -659,7 +659,7 @@ def section_bench(page, st):
             om = statistics.median([v for v in o if v is not None]) if any(v is not None for v in o) else None
             pm = statistics.median([v for v in p if v is not None]) if any(v is not None for v in p) else None
             ci = compare.bootstrap_interval(o, p)
-            rows.append([len(rows), metric[len('fast.'):], 100 * (pm - om) / om if om and pm is not None else None,
+            rows.append([len(rows), metric[len('fast.'):], compare.change(om, pm),
                          ci[0] if ci else None, ci[1] if ci else None])
         path = page.write_data('bench-fast.tsv', ['i', 'figure', 'change_pct', 'lo_pct', 'hi_pct'], rows,
                                f'fast paths, batch {batch}: median change patched vs original, 95% bootstrap interval')
