@@ -119,6 +119,7 @@ static struct knob knobs[] = {
 	{ "probe_ms", K_NUM, 1000, NULL, "offline: the cgroup_mutex probe runs this long after each rmdir" },
 	{ "probe_us", K_NUM, 500, NULL, "offline: pause between two probe operations" },
 	{ "fast_reps", K_NUM, 5, NULL, "fast: reps of each test" },
+	{ "fast_tests", K_STR, 0, "read,fault,charge,ctxsw,spin,filefault,truncate,fork,tcp,squeeze", "fast: the tests to run" },
 	{ "read_mb", K_NUM, 64, NULL, "fast.read: file size, MiB" },
 	{ "read_passes", K_NUM, 16, NULL, "fast.read: passes over it per rep" },
 	{ "anon_mb", K_NUM, 64, NULL, "fast.fault: anon memory per loop, MiB" },
@@ -1157,12 +1158,18 @@ static void part_fast(void)
 		{ "tcp", "fast.tcp_mibps", "MiB/s", fast_tcp, NUM("tcp_mb") << 10 },
 		{ "squeeze", "fast.squeeze_mibps", "MiB/s", fast_squeeze, NUM("squeeze_file_mb") << 10 },
 	};
-	int n = sizeof(tests) / sizeof(tests[0]), order[16], i, status;
-	long rep, done = 0;
+	int n = sizeof(tests) / sizeof(tests[0]), order[16], picked[16], run[16] = { 0 }, i, status;
+	const char *names[16];
+	long rep, done = 0, nrun;
 	double rate;
 	char cg[300];
 	pid_t pid;
 
+	for (i = 0; i < n; i++)
+		names[i] = tests[i].name;
+	nrun = knob_names("fast_tests", names, n, picked, 16);
+	for (i = 0; i < nrun; i++)
+		run[picked[i]] = 1;
 	if (pipe(res_pipe)) {
 		perror("bench: pipe");
 		exit(2);
@@ -1174,6 +1181,8 @@ static void part_fast(void)
 		for (i = 0; i < n; i++) {
 			struct fast_test *ft = &tests[order[i]];
 
+			if (!run[order[i]])
+				continue;
 			sync();
 			settle();
 			fast_rep = rep;
@@ -1204,7 +1213,7 @@ static void part_fast(void)
 			if (rmcg(cg))
 				fail("fast: rmdir %s: %s", cg, strerror(errno));
 			record("@@ progress part=fast done=%ld of=%ld t_ms=%lld", ++done,
-			       n * NUM("fast_reps"), (now_ns() - t_start) / 1000000);
+			       nrun * NUM("fast_reps"), (now_ns() - t_start) / 1000000);
 			flush_records();
 		}
 	}

@@ -20,7 +20,8 @@ ENTRY = re.compile(r'\{\s*"([a-z_]+)",\s*(K_NUM|K_STR),\s*(-?\d+),\s*(NULL|"[^"]
 # Knobs whose value is a comma list of names: each one of the default's,
 # or of the names given here when the default runs only some.
 LISTS = {('soak', 'mix'): None, ('stress', 'mix'): None,
-         ('bench', 'parts'): ('offline', 'fast', 'reclaim'), ('bench', 'lru'): None}
+         ('bench', 'parts'): ('offline', 'fast', 'reclaim'), ('bench', 'lru'): None,
+         ('bench', 'fast_tests'): None}
 
 
 def table(tool):
