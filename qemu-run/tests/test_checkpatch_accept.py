@@ -12,6 +12,12 @@ WARNING: ENOSYS means 'invalid syscall nr' and nothing else
 #412: FILE: tools/testing/selftests/cgroup/test_memcg_reparent.c:376:
 +\t\tif (errno == ENOSYS)
 """
+# checkpatch's own words on patch 10's tracepoint list (series-check, 2026-12-05).
+EM_SPACE = """\
+ERROR: space prohibited after that open parenthesis '('
+#111: FILE: include/trace/events/writeback.h:48:
++\tEM( WB_REASON_FOREIGN_FLUSH,\t\t"foreign_flush")\t\\
+"""
 OTHER = """\
 CHECK: Alignment should match open parenthesis
 #88: FILE: mm/memcontrol.c:120:
@@ -33,6 +39,15 @@ class Accept(unittest.TestCase):
         # The same report on a kernel patch is not accepted.
         rc, out, _ = run('0005-mm-memcontrol-charge.patch', ENOSYS)
         self.assertIn("ENOSYS means", out)
+        self.assertTrue(out.rstrip().endswith('@@ accepted 0'))
+
+    def test_every_entry_matches_the_words_it_accepts(self):
+        """Each accepted item of the real list matches checkpatch's real
+        words: the first version of patch 10's regex wanted '(' at the end
+        of the line, which never ends so, and accepted nothing."""
+        rc, out, _ = run('0010-writeback-write-back-a-dying.patch', EM_SPACE)
+        self.assertEqual((rc, out.strip()), (0, '@@ accepted 1'))
+        rc, out, _ = run('0011-mm-memcontrol-let-sockets.patch', EM_SPACE)
         self.assertTrue(out.rstrip().endswith('@@ accepted 0'))
 
     def test_other_reports_kept(self):
