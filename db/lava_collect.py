@@ -169,7 +169,8 @@ def iso(dt):
 
 def write_summary(run_dir, meta):
     """The summary line the local script of the job writes (tap.py for
-    kselftests, records.py for the guest tools), into RUN_DIR/summary."""
+    kselftests, records.py for the guest tools), into RUN_DIR/summary; for
+    a kselftest run also tap.py's verdict.json, which ingest stores."""
     q = os.path.join(TOP, 'qemu-run')
     kind = meta['job']
     if kind == 'kselftest':

@@ -99,13 +99,11 @@ class Ingest(Base):
 
 
 def ingest_batch(t, d, batch):
-    import ingest
     return fake_run.store(t.db, d, False, t.known, t.expect, t.path, batch)
 
 
 class Table(Base):
     def fill(self, rounds=2, churn=True):
-        import ingest
         for r in range(rounds):
             for k in ('original', 'patched'):
                 d = os.path.join(self.tmp, f'{BATCH}-{r}-{k}')

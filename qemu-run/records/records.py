@@ -59,19 +59,16 @@ def read_boot(lines):
 
 def _run_or_end(walk, line):
     """Keep a "@@ run <program> knobs..." record's knobs (walk.run_line,
-    walk.run) or a "@@ end rc=N ..." record (walk.end); False for any other
-    line."""
+    walk.run) or a "@@ end rc=N ..." record (walk.end); any other line is
+    left alone."""
     if line.startswith('@@ run '):
         words = line[7:].split(None, 1)
         walk.run_line = words[1].strip() if len(words) > 1 else ''
         walk.run = kv_words(walk.run_line)
-        return True
-    if line.startswith('@@ end '):
+    elif line.startswith('@@ end '):
         m = END.match(line)
         if m:
             walk.end = {'rc': int(m.group(1)), **kv_words(m.group(2))}
-        return True
-    return False
 
 
 class Samples:
@@ -164,12 +161,11 @@ class Samples:
                     self.max_bytes = max(self.max_bytes, cur[6] + len(line) + 1)
                     yield cur[0], cur[1], cur[2], cur[3], cur[4]
                 cur = None
-            elif _run_or_end(self, line):
-                pass
             elif line.startswith('@@ progress '):
                 self.progress = {**self.progress, **kv_words(line[12:])}
                 self.on_progress(self.progress)
-            # Unknown records: for the host's progress line only.
+            else:
+                _run_or_end(self, line)     # unknown records are left alone
         if cur is not None:
             self._drop(cur[0], 'cut short: no "@@ endsample" before the end of the file', cut=True)
         self.lines = n

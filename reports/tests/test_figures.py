@@ -14,7 +14,6 @@ sys.path.insert(0, os.path.join(TOP, 'db'))
 sys.path.insert(0, os.path.join(TOP, 'reports'))
 import fake_run  # noqa: E402
 import figures  # noqa: E402
-import ingest  # noqa: E402
 import store  # noqa: E402
 from kernels import KSELFTESTS  # noqa: E402
 

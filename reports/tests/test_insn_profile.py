@@ -69,7 +69,6 @@ class Profile(unittest.TestCase):
         sys.path.insert(0, os.path.join(TOP, 'db'))
         sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
         import fake_run
-        import ingest
         import store
         d = os.path.join(self.tmp, 'profile-run')
         fake_run.bench_run(d, 'patched')

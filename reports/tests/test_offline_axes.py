@@ -10,7 +10,6 @@ sys.path.insert(0, os.path.join(TOP, 'reports'))
 sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
 import compare  # noqa: E402,F401 (db/ on the path)
 import fake_run  # noqa: E402
-import ingest  # noqa: E402
 import offline_axes  # noqa: E402
 from test_ingest import Base  # noqa: E402 (a fresh database and matrix files)
 

@@ -42,7 +42,6 @@ class Readme(unittest.TestCase):
         """reps soak runs of each kernel with one workload, interleaved, plus
         a later original run with another seed that must not be picked."""
         sys.path.insert(0, os.path.join(TOP, 'db'))
-        import ingest
         import store
         conn = store.connect(db)
         known = os.path.join(TOP, 'qemu-run', 'verdict', 'known-issues')
@@ -125,7 +124,6 @@ class Readme(unittest.TestCase):
         db = os.path.join(self.tmp, 'both.sqlite')
         self.same_workload(db)
         sys.path.insert(0, os.path.join(TOP, 'db'))
-        import ingest
         import store
         d = os.path.join(self.tmp, 'runs', 'v3-patched-soak')
         fake_run.soak_run(d, 'patched', gens=300, sample_every=25, seed=7, started='2026-12-03T20:00:00Z')
@@ -166,7 +164,6 @@ class Readme(unittest.TestCase):
         db = os.path.join(self.tmp, 'both.sqlite')
         self.same_workload(db)
         sys.path.insert(0, os.path.join(TOP, 'db'))
-        import ingest
         import store
         d = os.path.join(self.tmp, 'runs', 'experiment-patched-soak')
         fake_run.soak_run(d, 'patched', gens=300, sample_every=25, seed=9, started='2026-12-03T21:00:00Z')
@@ -184,7 +181,6 @@ class Readme(unittest.TestCase):
         db = os.path.join(self.tmp, 'both.sqlite')
         self.same_workload(db)
         sys.path.insert(0, os.path.join(TOP, 'db'))
-        import ingest
         import store
         conn = store.connect(db)
         for k in ('original', 'patched'):

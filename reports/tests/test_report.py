@@ -107,7 +107,6 @@ class Report(unittest.TestCase):
         fake_run.fill_db(path, os.path.join(self.tmp, 'runs-left'), nights=1, gens=200, sample_every=50,
                          kselftest=False)
         db = store.connect(path)
-        import ingest
         empty = os.path.join(self.tmp, 'empty-known')
         open(empty, 'w').close()
         expect = os.path.join(self.tmp, 'runs-left', 'expectations')
@@ -158,7 +157,6 @@ class Report(unittest.TestCase):
         """The fast paths with their intervals, the offline cost against the
         page cache and on the dead x nodes axes are plotted, reclaim after a rmdir is a table; a smoke batch of one rep
         never stands for the fast paths."""
-        import ingest
         path = os.path.join(self.tmp, 'bench.sqlite')
         db = store.connect(path)
         known = os.path.join(self.tmp, 'known-bench')
