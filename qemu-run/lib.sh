@@ -51,6 +51,9 @@ tree_of() {
 
 # The cgroup kselftests the harness runs, in this order (memory-related ones).
 KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg test_memcg_reparent"
+# The ones that need the memory controller on a cgroup v1 hierarchy: they
+# run on a boot of their own (rr.cgroup=v1, see guest/init).
+KSELFTESTS_V1="test_memcg_reparent_v1"
 
 # The patches of the series, in order: patches/*.patch but the cover letter
 # (0000-cover-letter.patch, no diff).

@@ -23,9 +23,20 @@ set -euo pipefail
 kernel=${1:-}
 [ -n "$kernel" ] || die "usage: kselftest.sh KERNEL [tests] (KERNEL: ${KERNELS// /, })"
 check_kernel_name "$kernel"
-tests=${2:-${TESTS:-$KSELFTESTS}}
+tests=${2:-${TESTS:-$KSELFTESTS $KSELFTESTS_V1}}
 tests=$(echo "$tests" | tr ' ' ',' | sed 's/^,*//; s/,*$//')
 [ -n "$tests" ] || die "no tests to run"
+# The cgroup v1 tests (KSELFTESTS_V1) go to a boot of their own.
+v1_tests=""
+v2_tests=""
+for t in ${tests//,/ }; do
+	case " $KSELFTESTS_V1 " in
+	*" $t "*) v1_tests="$v1_tests,$t" ;;
+	*) v2_tests="$v2_tests,$t" ;;
+	esac
+done
+v1_tests=${v1_tests#,}
+tests=${v2_tests#,}
 repeat=${REPEAT:-1}
 case "$repeat" in ''|*[!0-9]*|0) die "REPEAT must be a positive number, got '$repeat'" ;; esac
 # make repeat counts raw failure rates: no reruns there.
@@ -36,7 +47,13 @@ flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$know
 	die "cannot read $known (see above)"
 if [ "$repeat" -gt 1 ]; then
 	one=$tests
-	for _ in $(seq 2 "$repeat"); do tests="$tests,$one"; done
+	one_v1=$v1_tests
+	for _ in $(seq 2 "$repeat"); do
+		tests="$tests${one:+,$one}"
+		v1_tests="$v1_tests${one_v1:+,$one_v1}"
+	done
+	tests=${tests#,}
+	v1_tests=${v1_tests#,}
 	export DEADLINE=${DEADLINE:-$((1800 * repeat))}
 fi
 
@@ -46,16 +63,23 @@ fi
 "$TOP/qemu-run/guest/image.sh"
 
 # Boot once and judge: run_tests SUFFIX TESTS [VAR=value...] (environment
-# for boot.sh).  Sets RUN_DIR; returns non-zero when the guest run was not
-# clean or an outcome surprised the matrix.
+# for boot.sh; the global boot_args go to the guest's command line).  Sets
+# RUN_DIR; returns non-zero when the guest run was not clean or an outcome
+# surprised the matrix.
+boot_args=()
 run_tests() {
 	local suffix=$1 list=$2 boot_rc=0 tap_rc=0 store_rc=0
 	shift 2
 	RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-kselftest$suffix"
 	export RUN_DIR
 	env "$@" "$TOP/qemu-run/boot/boot.sh" "$kernel" kselftest tests="$list" timeout="${TEST_TIMEOUT:-900}" \
-		${flaky:+flaky="$flaky"} retries="$retries" || boot_rc=$?
+		${flaky:+flaky="$flaky"} retries="$retries" ${boot_args[@]+"${boot_args[@]}"} || boot_rc=$?
 	echo
+	# boot.sh refused before it booted (its error is above): nothing to judge.
+	if [ ! -f "$RUN_DIR/meta" ]; then
+		warn "kernel $kernel: boot.sh stopped before booting (see above); nothing was run or stored"
+		return 1
+	fi
 	python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" \
 		--expect "$TOP/qemu-run/verdict/expectations" --plans "$TOP/qemu-run/verdict/plans" \
 		--tests "$list" --verdict "$RUN_DIR/verdict.json" "$RUN_DIR/results.log" | tee "$RUN_DIR/summary" || tap_rc=$?
@@ -67,13 +91,17 @@ run_tests() {
 }
 
 status=0
-run_tests "" "$tests" || status=1
-main_dir=$RUN_DIR
-summary=$(tail -1 "$main_dir/summary" 2>/dev/null || echo "no summary")
+main_dir=""
+summary=""
+if [ -n "$tests" ]; then
+	run_tests "" "$tests" || status=1
+	main_dir=$RUN_DIR
+	summary=$(tail -1 "$main_dir/summary" 2>/dev/null || echo "no summary")
+fi
 
 # Tests whose tolerance needs more CPUs than the main boot has run again on
 # a boot with enough (needs-cpus=N in known-issues), once, with only them.
-if [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
+if [ -n "$tests" ] && [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
 	while read -r cpus list; do
 		[ -n "$list" ] || continue
 		say "kernel $kernel: $list again on a $cpus-CPU boot (needs-cpus in known-issues)"
@@ -87,7 +115,25 @@ if [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
 		fi
 	done < <(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --cpu-boots --tests "$tests")
 fi
+# The cgroup v1 tests, on their own boot with the memory controller on a v1
+# hierarchy.
+if [ -n "$v1_tests" ]; then
+	say "kernel $kernel: $v1_tests on a cgroup v1 boot"
+	flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
+		die "cannot read $known (see above)"
+	boot_args=(cgroup=v1)
+	if run_tests "-v1" "$v1_tests"; then
+		line="cgroup v1: $(tail -1 "$RUN_DIR/summary")"
+	else
+		line="cgroup v1: $(tail -1 "$RUN_DIR/summary" 2>/dev/null || echo 'no summary')"
+		status=1
+	fi
+	boot_args=()
+	summary=${summary:+$summary | }$line
+	[ -n "$main_dir" ] || main_dir=$RUN_DIR
+fi
 # The summary of every boot, in the main run's folder (make test reads it).
+[ -d "$main_dir" ] || die "kernel $kernel: no guest run (see above)"
 echo "$summary" >>"$main_dir/summary"
 ln -sfn "$main_dir" "$BUILD/runs/last-$kernel"
 [ "$status" = 0 ] || die "kernel $kernel: $summary"
