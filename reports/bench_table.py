@@ -85,16 +85,35 @@ def has_interval(rows, prefix):
     return any(r[0].startswith(prefix) and r[ci] for r in rows)
 
 
-def newest_with_interval(db, part, prefix=None):
+def fast_tests_of(db, batch):
+    """The fast paths a batch ran (its fast_tests knob), or None when its
+    runs do not say (before the knob: all of them)."""
+    row = db.execute("SELECT p.value FROM params p JOIN runs r ON r.id = p.run_id "
+                     "WHERE r.batch = ? AND p.key = 'fast_tests' LIMIT 1", (batch,)).fetchone()
+    return set(row[0].split(',')) if row else None
+
+
+def newest_with_interval(db, part, prefix=None, every_fast=False):
     """(batch, head, rows, notes) of the newest batch that ran part and
     gives a prefix (default: part + '.') row its interval; None when there
-    is none."""
+    is none.  every_fast: prefer the newest such batch that ran every fast
+    path any batch named (fast_tests=tcp,spin is a batch of one question,
+    not the table of them all), else the newest."""
     prefix = prefix or part + '.'
+    named = set()
+    if every_fast:
+        for (value,) in db.execute("SELECT DISTINCT value FROM params WHERE key = 'fast_tests'"):
+            named |= set(value.split(','))
+    first = None
     for batch in batches(db, part):
         head, rows, notes = table(db, batch)
-        if has_interval(rows, prefix):
+        if not has_interval(rows, prefix):
+            continue
+        ran = fast_tests_of(db, batch) if every_fast else None
+        if ran is None or ran >= named:
             return batch, head, rows, notes
-    return None
+        first = first or (batch, head, rows, notes)
+    return first
 
 
 def batch_values(db, batch, clean=None):

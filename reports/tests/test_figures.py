@@ -124,6 +124,18 @@ class Blocks(unittest.TestCase):
         self.assertIn('`python3 reports/bench_table.py --batch b1 --markdown`', t)
         self.assertIn('| fast.read_mibps |', t)
 
+    def test_bench_block_is_not_a_batch_of_some_fast_paths(self):
+        """A newer batch of fast_tests=read only (one question) does not
+        replace the newest batch that ran every fast path."""
+        for batch, hour, words in (('b-all', 1, 'fast_tests=read,fault'), ('b-read', 3, 'fast_tests=read')):
+            for k in ('original', 'patched'):
+                d = os.path.join(self.tmp, f'{batch}-{k}')
+                fake_run.bench_run(d, k, started=f'2026-12-04T0{hour}:00:00Z', run_words=words)
+                self.store(d, batch=batch)
+        t = self.text('measured-bench')
+        self.assertIn('--batch b-all --markdown', t)
+        self.assertNotIn('b-read', t)
+
     def reclaim_batch(self, batch, series, started, reps=3, refault=0.0):
         for k in ('original', 'patched'):
             d = os.path.join(self.tmp, f'{batch}-{k}')
