@@ -61,7 +61,7 @@
 static long page_size;
 static long tol;		/* per-CPU stat and charge batches */
 static char root[PATH_MAX];
-static char tmpdir[PATH_MAX];
+static char tmpdir[64];	/* /tmp/memcg_v1_XXXXXX */
 
 static double now(void)
 {
@@ -165,39 +165,34 @@ static long counter_of(const char *cg, const char *file)
 }
 
 /*
- * Wait until memory.stat's @key of @cg is within [@lo, @hi], and say what
- * it was when it was not.
+ * Wait until read(@cg, @name) is within [@lo, @hi], and say what it was
+ * when it was not.
  */
-static bool wait_stat(const char *cg, const char *key, long lo, long hi)
+static bool wait_value(long (*read)(const char *, const char *),
+		       const char *cg, const char *name, long lo, long hi)
 {
 	double end = now() + SETTLE_TIMEOUT;
 	long v;
 
 	do {
-		v = stat_of(cg, key);
+		v = read(cg, name);
 		if (v >= lo && v <= hi)
 			return true;
 		sleep_ms(POLL_MS);
 	} while (now() < end);
 	ksft_print_msg("%s %s: %ld KiB, wanted %ld to %ld KiB\n",
-		       cg, key, v >> 10, lo >> 10, hi >> 10);
+		       cg, name, v >> 10, lo >> 10, hi >> 10);
 	return false;
+}
+
+static bool wait_stat(const char *cg, const char *key, long lo, long hi)
+{
+	return wait_value(stat_of, cg, key, lo, hi);
 }
 
 static bool wait_counter(const char *cg, const char *file, long lo, long hi)
 {
-	double end = now() + SETTLE_TIMEOUT;
-	long v;
-
-	do {
-		v = counter_of(cg, file);
-		if (v >= lo && v <= hi)
-			return true;
-		sleep_ms(POLL_MS);
-	} while (now() < end);
-	ksft_print_msg("%s %s: %ld KiB, wanted %ld to %ld KiB\n",
-		       cg, file, v >> 10, lo >> 10, hi >> 10);
-	return false;
+	return wait_value(counter_of, cg, file, lo, hi);
 }
 
 /* Wait until no memcg of the hierarchy is dying. */
@@ -515,31 +510,15 @@ out:
 	free(p);
 }
 
-/* The root's @counter usage, through its watermark. */
-static long root_usage(const char *counter)
+/* @cg's @counter usage, through its watermark. */
+static long usage_by_watermark(const char *cg, const char *counter)
 {
 	char file[64];
 
 	snprintf(file, sizeof(file), "%s.max_usage_in_bytes", counter);
-	if (cg_write(root, file, "0"))
+	if (cg_write(cg, file, "0"))
 		return -1;
-	return counter_of(root, file);
-}
-
-static bool wait_root(const char *counter, long base)
-{
-	double end = now() + SETTLE_TIMEOUT;
-	long v;
-
-	do {
-		v = root_usage(counter);
-		if (v >= base - tol && v <= base + tol)
-			return true;
-		sleep_ms(POLL_MS);
-	} while (now() < end);
-	ksft_print_msg("the root's %s counter: %ld KiB, was %ld KiB before the child\n",
-		       counter, v >> 10, base >> 10);
-	return false;
+	return counter_of(cg, file);
 }
 
 /*
@@ -555,8 +534,8 @@ static void test_v1_root_counters(void)
 	char *c;
 
 	c = cg_name(root, "memcg_v1_root_child");
-	mem0 = root_usage("memory");
-	memsw0 = root_usage("memory.memsw");
+	mem0 = usage_by_watermark(root, "memory");
+	memsw0 = usage_by_watermark(root, "memory.memsw");
 	if (!c || mem0 < 0 || memsw0 < 0) {
 		ksft_print_msg("cannot read the root's counters\n");
 		goto out;
@@ -579,8 +558,10 @@ static void test_v1_root_counters(void)
 		ksft_print_msg("the holder did not unmap\n");
 		goto out;
 	}
-	ok = wait_root("memory", mem0);
-	ok = wait_root("memory.memsw", memsw0) && ok;
+	ok = wait_value(usage_by_watermark, root, "memory", mem0 - tol,
+			mem0 + tol);
+	ok = wait_value(usage_by_watermark, root, "memory.memsw", memsw0 - tol,
+			memsw0 + tol) && ok;
 out:
 	holder_stop(&h);
 	report("test_v1_root_counters", ok);
