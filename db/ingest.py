@@ -323,11 +323,11 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
             what = f'bench on {kernel}, {w.results} results'
             if os.path.exists(os.path.join(run_dir, 'insn.txt')):
                 try:
-                    funcs = insn.per_function(run_dir)
+                    funcs = insn.profile(run_dir)
                 except (insn.ProfileError, OSError) as e:
                     raise RunError(f'the instruction profile cannot be stored: {e}')
-                db.executemany('INSERT INTO insn_profile (run_id, function, insns) VALUES (?, ?, ?)',
-                               [(run_id, k, v) for k, v in funcs.items()])
+                db.executemany('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
+                               [(run_id, k, v, c) for k, (v, c) in funcs.items()])
                 what += f', an instruction profile of {len(funcs)} functions'
             if w.dropped:
                 what += f'; {w.dropped} results dropped ({"; ".join(w.problems[:3])})'

@@ -5,10 +5,14 @@ usage: reports/insn_profile.py top RUN_DIR [--n 25]
        reports/insn_profile.py diff RUN_A RUN_B [--n 25]
        reports/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
 
-Each run's instructions per function are read by qemu-run/records/insn.py
-(the TCG plugin's insn.txt, the System.map of the run's image).
-top: the functions with the most instructions, and the kernel's total.
-diff: per function, B minus A, sorted by the absolute difference; the
+Each run's instructions and calls per function are read by
+qemu-run/records/insn.py (the TCG plugin's insn.txt, the System.map of the
+run's image).
+top: the functions with the most instructions, their calls and
+instructions per call, and the kernel's total.
+diff: per function, B minus A, sorted by the absolute difference, with
+each side's calls and instructions per call (a function that grew by its
+calls costs the same per call; one that grew per call got longer); the
 totals and the share of the difference the listed functions explain.
 With several runs per side (--a, --b), each side is a range [min-max]
 and only functions whose ranges are apart (compare.overlap) are listed:
@@ -20,7 +24,7 @@ import os
 import sys
 
 import compare  # noqa: F401 (qemu-run/records/ and db/ on the path)
-from insn import per_function  # noqa: E402
+from insn import profile  # noqa: E402
 from records import read_meta  # noqa: E402
 
 
@@ -28,32 +32,56 @@ def meta(run_dir):
     return read_meta(os.path.join(run_dir, 'meta'))
 
 
+def per_call(insns, calls):
+    """Instructions per call, as text ("-" without calls)."""
+    return f'{insns / calls:.1f}' if calls else '-'
+
+
+def calls_text(calls):
+    return '-' if calls is None else str(calls)
+
+
 def top(run_dir, n):
-    f = per_function(run_dir)
-    total = sum(f.values())
+    f = profile(run_dir)
+    total = sum(v for v, _ in f.values())
     print(f'{run_dir}: {total} kernel instructions')
-    for name, c in sorted(f.items(), key=lambda kv: -kv[1])[:n]:
-        print(f'{c:14d} {100 * c / total:6.2f}%  {name}')
+    print(f'{"instructions":>14} {"share":>7} {"calls":>10} {"per call":>9}  function')
+    for name, (c, calls) in sorted(f.items(), key=lambda kv: -kv[1][0])[:n]:
+        print(f'{c:14d} {100 * c / total:6.2f}% {calls_text(calls):>10} {per_call(c, calls):>9}  {name}')
 
 
 def diff(a, b, n):
-    fa, fb = per_function(a), per_function(b)
+    pa, pb = profile(a), profile(b)
+    fa, fb = ({k: v for k, (v, _) in p.items()} for p in (pa, pb))
+    ca, cb = ({k: c for k, (_, c) in p.items()} for p in (pa, pb))
     ta, tb = sum(fa.values()), sum(fb.values())
     rows = sorted(((fb.get(k, 0) - fa.get(k, 0), k) for k in set(fa) | set(fb)), key=lambda r: -abs(r[0]))
     print(f'A {a}: {ta} kernel instructions ({meta(a).get("kernel")} {meta(a).get("series_key", "")[:8]})')
     print(f'B {b}: {tb} kernel instructions ({meta(b).get("kernel")} {meta(b).get("series_key", "")[:8]})')
     print(f'B - A: {tb - ta:+d} ({compare.pct(ta, tb, 2)})')
     shown = 0
-    print(f'{"B - A":>12} {"A":>12} {"B":>12}  function')
+    print(f'{"B - A":>12} {"A":>12} {"B":>12} {"calls A":>9} {"calls B":>9} {"A/call":>7} {"B/call":>7}  function')
     for d, k in rows[:n]:
         shown += d
-        print(f'{d:+12d} {fa.get(k, 0):12d} {fb.get(k, 0):12d}  {k}')
+        xa, xb = ca.get(k, 0 if k not in fa else None), cb.get(k, 0 if k not in fb else None)
+        print(f'{d:+12d} {fa.get(k, 0):12d} {fb.get(k, 0):12d} {calls_text(xa):>9} {calls_text(xb):>9} '
+              f'{per_call(fa.get(k, 0), xa):>7} {per_call(fb.get(k, 0), xb):>7}  {k}')
     print(f'the {min(n, len(rows))} functions above: {shown:+d} of {tb - ta:+d}')
 
 
+def mean_calls(profiles, k):
+    """Mean calls of k over profiles that counted runs; None if none did."""
+    counted = [p for p in profiles if p and next(iter(p.values()))[1] is not None]
+    if not counted:
+        return None
+    return sum(p[k][1] if k in p else 0 for p in counted) / len(counted)
+
+
 def diff_many(a_runs, b_runs, n):
-    fa = [per_function(r) for r in a_runs]
-    fb = [per_function(r) for r in b_runs]
+    pa = [profile(r) for r in a_runs]
+    pb = [profile(r) for r in b_runs]
+    fa = [{k: v for k, (v, _) in p.items()} for p in pa]
+    fb = [{k: v for k, (v, _) in p.items()} for p in pb]
     ta, tb = [sum(f.values()) for f in fa], [sum(f.values()) for f in fb]
     print(f'A: {len(a_runs)} runs of {meta(a_runs[0]).get("kernel")}, kernel instructions {min(ta)}-{max(ta)}')
     print(f'B: {len(b_runs)} runs of {meta(b_runs[0]).get("kernel")} {meta(b_runs[0]).get("series_key", "")[:8]}, '
@@ -67,9 +95,13 @@ def diff_many(a_runs, b_runs, n):
     rows.sort(key=lambda r: -abs(r[0]))
     total = sum(r[0] for r in rows)
     print(f'functions whose ranges are apart: {len(rows)}, their mean difference B - A: {total:+.0f}')
-    print(f'{"B - A (mean)":>14} {"A [min-max]":>25} {"B [min-max]":>25}  function')
+    print(f'{"B - A (mean)":>14} {"A [min-max]":>25} {"B [min-max]":>25} {"calls A":>9} {"calls B":>9} '
+          f'{"A/call":>7} {"B/call":>7}  function')
     for d, k, va, vb in rows[:n]:
-        print(f'{d:+14.0f} {f"{min(va)}-{max(va)}":>25} {f"{min(vb)}-{max(vb)}":>25}  {k}')
+        xa, xb = mean_calls(pa, k), mean_calls(pb, k)
+        print(f'{d:+14.0f} {f"{min(va)}-{max(va)}":>25} {f"{min(vb)}-{max(vb)}":>25} '
+              f'{"-" if xa is None else f"{xa:.0f}":>9} {"-" if xb is None else f"{xb:.0f}":>9} '
+              f'{per_call(sum(va) / len(va), xa):>7} {per_call(sum(vb) / len(vb), xb):>7}  {k}')
 
 
 def main(argv):

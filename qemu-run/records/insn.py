@@ -1,9 +1,13 @@
-"""The kernel's instructions per function of a profiling run: RUN_DIR/insn.txt
-("ADDR COUNT" per translation block, from the TCG plugin
-qemu-run/boot/plugin/insn_by_tb.c, "#" lines are comments), each block
-given to the text symbol of System.map (next to the image its meta names,
-image=) at or below its address.  db/ingest.py stores it, and
-reports/insn_profile.py tables and compares it."""
+"""The kernel's instructions and calls per function of a profiling run:
+RUN_DIR/insn.txt ("ADDR COUNT RUNS" per translation block, from the TCG
+plugin qemu-run/boot/plugin/insn_by_tb.c; "#" lines are comments; profiles
+from before the plugin counted runs have "ADDR COUNT"), each block given to
+the text symbol of System.map (next to the image its meta names, image=) at
+or below its address.  A function's calls are the runs of the blocks that
+start at its first instruction (a jump back to it counts as a call too);
+functions of one name (static ones of several files) add up.
+db/ingest.py stores it, and reports/insn_profile.py tables and compares
+it."""
 import bisect
 import os
 
@@ -33,21 +37,37 @@ def symbols(run_dir):
     return [addrs[i] for i in order], [names[i] for i in order]
 
 
-def per_function(run_dir):
-    """{function: instructions} of RUN_DIR/insn.txt."""
+def profile(run_dir):
+    """{function: (instructions, calls)} of RUN_DIR/insn.txt; calls is None
+    for a profile without runs."""
     addrs, names = symbols(run_dir)
-    out = {}
+    insns, calls = {}, {}
+    counted = None
     path = os.path.join(run_dir, 'insn.txt')
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if line.startswith('#'):
                 continue
+            fields = line.split()
             try:
-                a, c = line.split()
-                addr, count = int(a, 16), int(c)
+                if len(fields) not in (2, 3) or (counted is not None and counted != (len(fields) == 3)):
+                    raise ValueError
+                addr, count = int(fields[0], 16), int(fields[1])
+                runs = int(fields[2]) if len(fields) == 3 else None
             except ValueError:
-                raise ProfileError(f'{path}:{n}: want "ADDR COUNT", got {line.strip()[:60]!r}')
+                raise ProfileError(f'{path}:{n}: want "ADDR COUNT RUNS" (or "ADDR COUNT" on every line), '
+                                   f'got {line.strip()[:60]!r}')
+            counted = runs is not None
             i = bisect.bisect_right(addrs, addr) - 1
             name = names[i] if i >= 0 else '?'
-            out[name] = out.get(name, 0) + count
-    return out
+            insns[name] = insns.get(name, 0) + count
+            if counted:
+                calls.setdefault(name, 0)
+                if i >= 0 and addrs[i] == addr:
+                    calls[name] += runs
+    return {k: (v, calls.get(k) if counted else None) for k, v in insns.items()}
+
+
+def per_function(run_dir):
+    """{function: instructions} of RUN_DIR/insn.txt."""
+    return {k: v for k, (v, _) in profile(run_dir).items()}

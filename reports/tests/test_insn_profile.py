@@ -1,6 +1,7 @@
 """reports/insn_profile.py, qemu-run/records/insn.py and the TCG plugin: block counts are summed per
-function by System.map, diffs with several runs list only functions whose
-ranges are apart, and the plugin compiles against the API it declares."""
+function by System.map, a function's calls are the runs of its first block,
+diffs with several runs list only functions whose ranges are apart, and the
+plugin compiles against the API it declares."""
 import io
 import os
 import shutil
@@ -35,8 +36,8 @@ def run_dir(root, name, counts):
     with open(os.path.join(d, 'meta'), 'w') as f:
         f.write(f'kernel={name.split("-")[0]}\nimage={build}/arch/x86/boot/bzImage\nseries_key=abcdef0123456789\n')
     with open(os.path.join(d, 'insn.txt'), 'w') as f:
-        for addr, c in counts:
-            f.write(f'{addr:x} {c}\n')
+        for block in counts:
+            f.write(' '.join([f'{block[0]:x}'] + [str(v) for v in block[1:]]) + '\n')
         f.write('# blocks 3 of 16 slots\n')
     return d
 
@@ -52,6 +53,42 @@ class Profile(unittest.TestCase):
         # 0x...310 is past css_tryget and some_data is no text symbol: css_tryget
         self.assertEqual(insn.per_function(d), {'folio_memcg': 15, 'css_tryget': 10})
 
+    def test_calls_are_the_runs_of_the_first_block(self):
+        # folio_memcg: its first block ran 4 times, a later block of it 3
+        # times (a loop); css_tryget's only block starts past its entry
+        d = run_dir(self.tmp, 'patched-1', [(0xffffffff81000100, 20, 4), (0xffffffff81000180, 9, 3),
+                                             (0xffffffff81000210, 7, 7)])
+        self.assertEqual(insn.profile(d), {'folio_memcg': (29, 4), 'css_tryget': (7, 0)})
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.top(d, 5)
+        self.assertRegex(out.getvalue(), r'29 +\S+% +4 +7\.2  folio_memcg')
+
+    def test_profile_without_runs_has_no_calls(self):
+        d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10)])
+        self.assertEqual(insn.profile(d), {'folio_memcg': (10, None)})
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.top(d, 5)
+        self.assertRegex(out.getvalue(), r'10 +\S+% +- +-  folio_memcg')
+
+    def test_mixed_lines_are_refused(self):
+        d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1), (0xffffffff81000180, 5)])
+        with self.assertRaisesRegex(insn.ProfileError, 'insn.txt:2: want'):
+            insn.profile(d)
+
+    def test_diff_shows_calls_and_instructions_per_call(self):
+        # the same 1000 calls, 5 instructions each on A and 9 on B
+        a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 5000, 1000)]) for i in range(2)]
+        b = [run_dir(self.tmp, f'patched-{i}', [(0xffffffff81000100, 9000, 1000)]) for i in range(2)]
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.diff_many(a, b, 10)
+            insn_profile.diff(a[0], b[0], 10)
+        text = out.getvalue()
+        self.assertRegex(text, r'\+4000 +5000-5000 +9000-9000 +1000 +1000 +5\.0 +9\.0  folio_memcg')
+        self.assertRegex(text, r'\+4000 +5000 +9000 +1000 +1000 +5\.0 +9\.0  folio_memcg')
+
     def test_diff_with_ranges_lists_only_functions_apart(self):
         a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 100), (0xffffffff81000400, s)])
              for i, s in enumerate((50, 70))]
@@ -66,13 +103,25 @@ class Profile(unittest.TestCase):
         self.assertNotIn('__schedule', text)       # 50-70 against 60-65: noise
 
     def test_ingest_stores_the_profile(self):
+        db = self.ingest([(0xffffffff81000100, 40), (0xffffffff81000210, 2)])
+        self.assertEqual(dict(db.execute('SELECT function, insns FROM insn_profile').fetchall()),
+                         {'folio_memcg': 40, 'css_tryget': 2})
+        # this insn.txt has no runs column: no calls
+        self.assertEqual(db.execute('SELECT count(*) FROM insn_profile WHERE calls IS NOT NULL').fetchone()[0], 0)
+
+    def test_ingest_stores_the_calls(self):
+        db = self.ingest([(0xffffffff81000100, 40, 8), (0xffffffff81000210, 2, 1)])
+        self.assertEqual(db.execute('SELECT function, insns, calls FROM insn_profile ORDER BY function').fetchall(),
+                         [('css_tryget', 2, 0), ('folio_memcg', 40, 8)])
+
+    def ingest(self, blocks):
         sys.path.insert(0, os.path.join(TOP, 'db'))
         sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
         import fake_run
         import store
         d = os.path.join(self.tmp, 'profile-run')
         fake_run.bench_run(d, 'patched')
-        prof = run_dir(self.tmp, 'patched-x', [(0xffffffff81000100, 40), (0xffffffff81000210, 2)])
+        prof = run_dir(self.tmp, 'patched-x', blocks)
         shutil.copy(os.path.join(prof, 'insn.txt'), d)
         with open(os.path.join(prof, 'meta')) as f:
             image = [line for line in f if line.startswith('image=')][0]
@@ -85,10 +134,9 @@ class Profile(unittest.TestCase):
         open(empty, 'w').close()
         line = fake_run.store(db, d, known=empty, expect=empty, db_path=path)
         self.assertIn('an instruction profile of 2 functions', line)
-        self.assertEqual(dict(db.execute('SELECT function, insns FROM insn_profile').fetchall()),
-                         {'folio_memcg': 40, 'css_tryget': 2})
         fake_run.store(db, d, replace=True, known=empty, expect=empty, db_path=path)
         self.assertEqual(db.execute('SELECT count(*) FROM insn_profile').fetchone()[0], 2)
+        return db
 
     def test_plugin_compiles(self):
         cc = shutil.which('cc') or shutil.which('gcc')

@@ -13,9 +13,12 @@
  * kernel text, 0xffffffff80000000) gets a counter that an inline add bumps
  * by the block's instruction count each time the block runs; a block that
  * is translated again (another TB for the same address) adds to the same
- * counter.  At exit FILE gets "ADDR COUNT" lines (hex address, decimal
- * instructions).  The blocks run with -icount, one vCPU at a time, so the
- * counters need no atomics; a block left early counts in full.
+ * counter, and a second inline add counts the block's runs.  At exit FILE
+ * gets "ADDR COUNT RUNS" lines (hex address, decimal instructions, decimal
+ * runs): the runs of the block at a function's first instruction are its
+ * calls (and any jump back to that instruction).  The blocks run with
+ * -icount, one vCPU at a time, so the counters need no atomics; a block
+ * left early counts in full.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -43,6 +46,7 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 struct slot {
 	uint64_t addr;
 	uint64_t count;
+	uint64_t runs;
 };
 
 static struct slot *table;
@@ -76,6 +80,8 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 						 &s->count, qemu_plugin_tb_n_insns(tb));
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+						 &s->runs, 1);
 }
 
 static void at_exit_write(qemu_plugin_id_t id, void *p)
@@ -89,7 +95,8 @@ static void at_exit_write(qemu_plugin_id_t id, void *p)
 		return;
 	for (i = 0; i < size; i++)
 		if (table[i].addr && table[i].count)
-			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", table[i].addr, table[i].count);
+			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+				table[i].addr, table[i].count, table[i].runs);
 	fprintf(f, "# blocks %zu of %zu slots\n", used, size);
 	fclose(f);
 }
