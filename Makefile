@@ -29,7 +29,7 @@ db-downsample: ## keep at most BUDGET (40) snapshots of the soaks older than OLD
 nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (reports/flaky.py)
 	@$(RUN)/jobs/flaky-nightly.sh
 
-.PHONY: bench-offline fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: bench-offline bench-irqsoff fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -70,6 +70,9 @@ bench: deps ## original vs patched, side by side: offline cost vs page cache siz
 
 bench-offline: deps ## the offline cost on its axes: NODES (numa=fake, "1 2 4 8") x DEAD (dead memcgs below, "0 100 1000"), original vs patched, instruction counts
 	@$(RUN)/jobs/offline-axes.sh
+
+bench-irqsoff: deps ## the longest irqs-off section at offline on the same axes, original vs patched built with the irqsoff tracer
+	@IRQSOFF=1 $(RUN)/jobs/offline-axes.sh
 
 shell: deps ## boot KERNEL with a shell on the console (interactive)
 	@$(RUN)/kernel/build.sh $(KERNEL) && $(RUN)/guest/image.sh && $(RUN)/boot/shell.sh $(KERNEL)

@@ -10,7 +10,9 @@
 SRC="$BUILD/src"
 BASE_TREE="$SRC/original"     # pristine extract, git repo, tag "base"
 PATCHED_TREE="$SRC/patched"   # git worktree of the above with patches/ applied
-KBUILD="$BUILD/kernel"        # out-of-tree kernel builds, one folder per kernel
+# Out-of-tree kernel builds, one folder per kernel; KERNEL_BUILDS puts a
+# set of kernels built with other fragments (KCONFIG_EXTRA) elsewhere.
+KBUILD="${KERNEL_BUILDS:-$BUILD/kernel}"
 
 # The one list of kernels; everything else reads it.
 KERNELS="original patched debug"
@@ -33,11 +35,12 @@ elapsed() {
 
 sha() { sha256sum | cut -c1-16; }
 
-# Fragments each kernel is built from, in order.
+# Fragments each kernel is built from, in order; then KCONFIG_EXTRA's
+# (build.sh takes them only with KERNEL_BUILDS or KERNEL_OUT set).
 fragments_of() {
 	case "$1" in
-	original|patched) echo "$TOP/qemu-run/kernel/config/base.config" ;;
-	debug) echo "$TOP/qemu-run/kernel/config/base.config $TOP/qemu-run/kernel/config/debug.config" ;;
+	original|patched) echo "$TOP/qemu-run/kernel/config/base.config" ${KCONFIG_EXTRA:-} ;;
+	debug) echo "$TOP/qemu-run/kernel/config/base.config $TOP/qemu-run/kernel/config/debug.config" ${KCONFIG_EXTRA:-} ;;
 	esac
 }
 

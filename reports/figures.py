@@ -245,12 +245,26 @@ def block_offline_axes(db):
             'cgroup_mutex within the probe window after the rmdir; rmdir: the syscall.']
 
 
+def block_irqsoff(db):
+    """The longest irqs-off section at offline (reports/offline_axes.py --irqsoff --markdown)."""
+    rows = offline_axes.table(db, '', irqsoff=True)
+    if not rows:
+        return ['No batch of kernels with the irqsoff tracer in this database: `make bench-irqsoff` stores them.']
+    return ['`python3 reports/offline_axes.py --irqsoff --markdown` (batches of `make bench-irqsoff`, '
+            'instruction-count mode: a microsecond is 250 instructions):', '', offline_axes.render(rows, True), '',
+            'longest irqs-off section: the irqsoff tracer\'s tracing_max_latency from the rmdir to the release, '
+            'anywhere in the guest; reps where it ended in memcg offline: those whose stack at the end of that '
+            'section went through mem_cgroup_css_offline() (the others bound the offline section from above); '
+            'release: as above, slowed by the tracer.']
+
+
 BLOCKS = {
     'measured-kselftest': block_kselftest,
     'measured-metrics': block_metrics,
     'measured-flaky': block_flaky,
     'measured-bench': block_bench,
     'measured-offline-axes': block_offline_axes,
+    'measured-irqsoff': block_irqsoff,
     'measured-reclaim': block_reclaim,
     'measured-stress': block_stress,
 }

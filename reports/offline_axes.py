@@ -2,7 +2,7 @@
 """The offline cost of a memory cgroup on its axes: NUMA nodes and dead
 memcgs kept alive by page cache below it (qemu-run/jobs/offline-axes.sh).
 
-usage: reports/offline_axes.py [--since TIMESTAMP] [--markdown] [--db PATH]
+usage: reports/offline_axes.py [--since TIMESTAMP] [--irqsoff] [--markdown] [--db PATH]
 
 For each (nodes, dead) pair, the newest clean instruction-count bench
 batch with part offline and that pair (the bench's "@@ run" nodes= and
@@ -11,6 +11,12 @@ released), the longest cgroup_mutex stall of another task within the probe
 window, and the rmdir syscall, as median [min-max] (n) per kernel with the
 change and its bootstrap interval (reports/compare.py).  Exit status 1
 when no such batch exists.
+
+--irqsoff: the batches of kernels with the irqsoff tracer (bench knob
+irqsoff=1, qemu-run/jobs/irqsoff.sh), and their figure: the longest
+section with interrupts off from the rmdir to the release, and in how many
+reps the stack at its end went through mem_cgroup_css_offline().  Without
+it those batches are left out: the tracer slows every irqs-off section.
 """
 import argparse
 import os
@@ -22,20 +28,26 @@ import store  # noqa: E402
 
 METRICS = [('offline.release_us', 'release (us)'), ('offline.stall_us', 'cgroup_mutex stall (us)'),
            ('offline.rmdir_us', 'rmdir (us)')]
+IRQSOFF_METRICS = [('offline.irqsoff_us', 'longest irqs-off section (us)'),
+                   ('offline.irqsoff_at_offline', 'reps where it ended in memcg offline')]
 
 
-def batches(db, since):
-    """{(nodes, dead, size_kb): batch}: the newest batch of each pair."""
+def batches(db, since, irqsoff=False):
+    """{(nodes, dead, size_kb): batch}: the newest batch of each pair, with
+    the irqsoff tracer (irqsoff=1) or without."""
     rows = db.execute(
         "SELECT r.batch, max(r.started), "
         "max(CASE WHEN p.key = 'nodes' THEN p.value END), max(CASE WHEN p.key = 'dead' THEN p.value END), "
-        "max(CASE WHEN p.key = 'parts' THEN p.value END), max(CASE WHEN p.key = 'sizes' THEN p.value END) "
+        "max(CASE WHEN p.key = 'parts' THEN p.value END), max(CASE WHEN p.key = 'sizes' THEN p.value END), "
+        "max(CASE WHEN p.key = 'irqsoff' THEN p.value END) "
         "FROM runs r JOIN params p ON p.run_id = r.id "
         "WHERE r.kind = 'bench' AND r.clock = 'icount' AND r.batch IS NOT NULL AND r.started >= ? "
         "GROUP BY r.id", (since,)).fetchall()
     out = {}
-    for batch, started, nodes, dead, parts, sizes in rows:
+    for batch, started, nodes, dead, parts, sizes, traced in rows:
         if nodes is None or parts != 'offline' or not sizes or not sizes.isdigit():
+            continue
+        if (traced not in (None, '0')) != irqsoff:
             continue
         key = (int(nodes), int(dead or 0), int(sizes) << 10)
         if key not in out or started > out[key][1]:
@@ -63,13 +75,22 @@ def cell(vals):
     return text or '-', (statistics.median(got) if got and not missing else None)
 
 
-def table(db, since):
+def count_cell(vals):
+    """A 0/1 figure: how many reps had it."""
+    return (f'{sum(1 for v in vals if v)} of {len(vals)}' if vals else '-'), None
+
+
+def table(db, since, irqsoff=False):
     rows = []
-    found = batches(db, since)
+    found = batches(db, since, irqsoff)
     for (nodes, dead, size_kb), batch in sorted(found.items()):
-        for metric, name in METRICS:
+        for metric, name in (IRQSOFF_METRICS + METRICS[:1] if irqsoff else METRICS):
             v = values(db, batch, metric, size_kb)
-            (ot, om), (pt, pm) = cell(v.get('original', [])), cell(v.get('patched', []))
+            fmt = count_cell if metric.endswith('_at_offline') else cell
+            (ot, om), (pt, pm) = fmt(v.get('original', [])), fmt(v.get('patched', []))
+            if fmt is count_cell:
+                rows.append([str(nodes), str(dead), compare.size(size_kb), name, ot, pt, '', '', batch])
+                continue
             rows.append([str(nodes), str(dead), compare.size(size_kb), name, ot, pt, compare.pct(om, pm),
                          compare.bootstrap_ci(v.get('original', []), v.get('patched', [])), batch])
     return rows
@@ -91,14 +112,16 @@ def render(rows, markdown):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--since', default='')
+    ap.add_argument('--irqsoff', action='store_true', help='the batches with the irqsoff tracer')
     ap.add_argument('--markdown', action='store_true')
     ap.add_argument('--db')
     a = ap.parse_args(argv)
     _, db = store.open_existing(a.db, 'offline_axes', 'run qemu-run/jobs/offline-axes.sh first')
-    rows = table(db, a.since)
+    rows = table(db, a.since, a.irqsoff)
     if not rows:
-        print('offline_axes: no instruction-count offline batch with nodes= and dead= in the database: '
-              'run qemu-run/jobs/offline-axes.sh (make bench-offline)', file=sys.stderr)
+        print(f'offline_axes: no instruction-count offline batch with nodes= and dead={" and irqsoff=1" if a.irqsoff else ""} '
+              f'in the database: run qemu-run/jobs/{"irqsoff.sh" if a.irqsoff else "offline-axes.sh (make bench-offline)"}',
+              file=sys.stderr)
         return 1
     print(render(rows, a.markdown))
     if not a.markdown:

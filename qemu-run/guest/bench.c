@@ -102,6 +102,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -116,6 +117,7 @@ static struct knob knobs[] = {
 	{ "dead", K_NUM, 0, NULL, "offline: grandchildren made, given a page of page cache each and removed in C first" },
 	{ "timeout_ms", K_NUM, 5000, NULL, "offline: wait at most this long for the css release" },
 	{ "poll_us", K_NUM, 150, NULL, "offline: poll nr_dying_subsys_memory this often" },
+	{ "irqsoff", K_NUM, 0, NULL, "offline: 1 = the longest irqs-off section from rmdir to release (a kernel with the irqsoff tracer: jobs/irqsoff.sh)" },
 	{ "probe_ms", K_NUM, 1000, NULL, "offline: the cgroup_mutex probe runs this long after each rmdir" },
 	{ "probe_us", K_NUM, 500, NULL, "offline: pause between two probe operations" },
 	{ "fast_reps", K_NUM, 5, NULL, "fast: reps of each test" },
@@ -592,6 +594,72 @@ static void unlink_dead(void)
 	}
 }
 
+/*
+ * irqsoff=1: the irqsoff tracer keeps the longest section with interrupts
+ * off since tracing_max_latency was last reset, and its trace: the start
+ * and end sites and the stack at the end.  Under CLOCK=icount its
+ * microseconds are instructions (4 ns each), so the figure is the
+ * section's CPU work, whatever the host's load.
+ */
+#define TRACEFS "/sys/kernel/tracing"
+
+static void irqsoff_start(void)
+{
+	if (!NUM("irqsoff"))
+		return;
+	if (access(TRACEFS "/current_tracer", F_OK) && mount("tracefs", TRACEFS, "tracefs", 0, NULL)) {
+		fprintf(stderr, "bench: irqsoff=1: cannot mount tracefs on %s: %s\n", TRACEFS, strerror(errno));
+		exit(2);
+	}
+	if (write_str(TRACEFS "/current_tracer", "irqsoff")) {
+		fprintf(stderr, "bench: irqsoff=1: this kernel has no irqsoff tracer (%s): boot one that "
+			"qemu-run/jobs/irqsoff.sh built\n", strerror(errno));
+		exit(2);
+	}
+}
+
+static void irqsoff_reset(void)
+{
+	if (NUM("irqsoff") && write_str(TRACEFS "/tracing_max_latency", "0"))
+		fail("offline: cannot reset %s/tracing_max_latency: %s", TRACEFS, strerror(errno));
+}
+
+/*
+ * The longest irqs-off section since the reset, in us, and whether the
+ * stack at its end goes through memcg offline (mem_cgroup_css_offline(),
+ * where memcg_reparent_objcgs() holds objcg_lock with interrupts off).
+ */
+static void irqsoff_read(long size_kb, long rep)
+{
+	char buf[64], line[512], start[128] = "?", end[128] = "?";
+	int in_offline = 0;
+	FILE *f;
+
+	if (!NUM("irqsoff"))
+		return;
+	if (read_str(TRACEFS "/tracing_max_latency", buf, sizeof(buf))) {
+		fail("offline: cannot read %s/tracing_max_latency: %s", TRACEFS, strerror(errno));
+		return;
+	}
+	f = fopen(TRACEFS "/trace", "r");
+	if (!f) {
+		fail("offline: cannot read %s/trace: %s", TRACEFS, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "# => started at: %127s", start) == 1 || sscanf(line, "# => ended at: %127s", end) == 1)
+			continue;
+		if (strstr(line, "mem_cgroup_css_offline"))
+			in_offline = 1;
+	}
+	fclose(f);
+	result("offline.irqsoff_us", size_kb, rep, atof(buf), "us");
+	result("offline.irqsoff_at_offline", size_kb, rep, in_offline, "bool");
+	printf("bench: offline %4ld MiB rep %ld: longest irqs-off section %s us, started at %s, ended at %s%s\n",
+	       size_kb >> 10, rep, buf, start, end, in_offline ? ", in mem_cgroup_css_offline" : "");
+}
+
 static void offline_rep(struct probe *pr, long size_mb, long rep)
 {
 	char P[256], C[300], M[320];
@@ -658,6 +726,7 @@ static void offline_rep(struct probe *pr, long size_mb, long rep)
 		fail("offline: the probe is gone");
 		goto out;
 	}
+	irqsoff_reset();
 	t0 = now_ns();
 	if (rmdir(C)) {
 		fail("offline %ld MiB rep %ld: rmdir %s: %s", size_mb, rep, C, strerror(errno));
@@ -688,6 +757,7 @@ static void offline_rep(struct probe *pr, long size_mb, long rep)
 		fail("offline: no answer from the probe");
 		goto out;
 	}
+	irqsoff_read(size_kb, rep);
 	p_file = cg_key(P, "memory.stat", "file");
 
 	result("offline.rmdir_us", size_kb, rep, (t1 - t0) / 1e3, "us");
@@ -747,6 +817,7 @@ static void part_offline(void)
 		fprintf(stderr, "bench: mkdir %s or %s: %s\n", STR("probe_cg"), STR("nudge_cg"), strerror(errno));
 		exit(2);
 	}
+	irqsoff_start();
 	if (probe_start(&pr)) {
 		perror("bench: starting the probe");
 		exit(2);

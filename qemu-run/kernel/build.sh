@@ -11,13 +11,25 @@
 # that only adds selftests) reuses original's image instead of building again.
 # KERNEL_TREE and KERNEL_OUT build NAME's configuration from another source
 # tree into another folder (qemu-run/series/series-check.sh builds every prefix of
-# the series so).
+# the series so).  KCONFIG_EXTRA="FRAGMENT ..." adds fragments after NAME's,
+# into KERNEL_BUILDS/NAME (or KERNEL_OUT): qemu-run/jobs/irqsoff.sh builds
+# kernels with the irqsoff tracer so.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 name=${1:-}
 [ -n "$name" ] || die "usage: kernel.sh NAME (one of: $KERNELS)"
 check_kernel_name "$name"
+
+# Extra fragments make another kernel: never in the default folders, whose
+# kernels the tests and the bench boot.
+if [ -n "${KCONFIG_EXTRA:-}" ]; then
+	[ -n "${KERNEL_BUILDS:-}${KERNEL_OUT:-}" ] ||
+		die "KCONFIG_EXTRA builds a kernel of another configuration: give it a folder of its own (KERNEL_BUILDS=DIR or KERNEL_OUT=DIR)"
+	for f in $KCONFIG_EXTRA; do
+		[ -f "$f" ] || die "KCONFIG_EXTRA: no fragment $f"
+	done
+fi
 
 "$TOP/qemu-run/kernel/tree.sh"
 

@@ -1,6 +1,7 @@
 """reports/offline_axes.py: one row set per (nodes, dead) pair, from the
 newest clean instruction-count offline batch of that pair, original
-against patched; wall-clock batches and mixed parts never count."""
+against patched; wall-clock batches and mixed parts never count; batches
+of kernels with the irqsoff tracer have their own table."""
 import os
 import sys
 import unittest
@@ -15,12 +16,31 @@ from test_ingest import Base  # noqa: E402 (a fresh database and matrix files)
 
 
 class Axes(Base):
-    def batch(self, name, nodes, dead, clock='icount', parts='offline', started='2026-12-05T10:00:00Z'):
+    def batch(self, name, nodes, dead, clock='icount', parts='offline', started='2026-12-05T10:00:00Z', irqsoff=None):
         for k in ('original', 'patched'):
             d = os.path.join(self.tmp, f'{name}-1-{k}')
+            extra = []
+            if irqsoff:
+                # the longest section: 40 us on original, 25 us on patched, at offline in reps 1 and 2
+                extra = [f'@@ result metric=offline.{m} param=65536 rep={rep} value={v} unit={u}'
+                         for rep in (1, 2, 3)
+                         for m, v, u in (('irqsoff_us', 40 + rep if k == 'original' else 25 + rep, 'us'),
+                                         ('irqsoff_at_offline', int(rep < 3), 'bool'))]
             fake_run.bench_run(d, k, sizes=(64,), reps=3, tag=name, started=started, parts=parts,
-                               run_words=f'nodes={nodes} dead={dead}', clock=clock)
+                               run_words=f'nodes={nodes} dead={dead}' + (f' irqsoff={irqsoff}' if irqsoff else ''),
+                               clock=clock, extra=extra)
             fake_run.store(self.db, d, False, self.known, self.expect, self.path, name)
+
+    def test_irqsoff_batches_have_a_table_of_their_own(self):
+        self.batch('plain', 1, 0, started='2026-12-05T09:00:00Z')
+        self.batch('traced', 1, 0, started='2026-12-05T10:00:00Z', irqsoff=1)
+        self.assertEqual({r[8] for r in offline_axes.table(self.db, '')}, {'plain'})
+        rows = offline_axes.table(self.db, '', irqsoff=True)
+        self.assertEqual({r[8] for r in rows}, {'traced'})
+        by = {r[3]: r for r in rows}
+        self.assertEqual(by['longest irqs-off section (us)'][4:6], ['42.0 [41.0-43.0] (3)', '27.0 [26.0-28.0] (3)'])
+        self.assertEqual(by['reps where it ended in memcg offline'][4:6], ['2 of 3', '2 of 3'])
+        self.assertIn('release (us)', by)
 
     def test_one_row_set_per_pair(self):
         self.batch('b1', 1, 0)
