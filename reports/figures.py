@@ -252,10 +252,10 @@ def block_irqsoff(db):
         return ['No batch of kernels with the irqsoff tracer in this database: `make bench-irqsoff` stores them.']
     return ['`python3 reports/offline_axes.py --irqsoff --markdown` (batches of `make bench-irqsoff`, '
             'instruction-count mode: a microsecond is 250 instructions):', '', offline_axes.render(rows, True), '',
-            'longest irqs-off section: the irqsoff tracer\'s tracing_max_latency from the rmdir to the release, '
-            'anywhere in the guest; reps where it ended in memcg offline: those whose stack at the end of that '
-            'section went through mem_cgroup_css_offline() (the others bound the offline section from above); '
-            'release: as above, slowed by the tracer.']
+            'irqs off in memcg offline: the longest section with interrupts off that ended in memcg offline '
+            '(objcg_lock, and with the series the lru_locks and the splice), from the preemptirq trace events; '
+            'anywhere: the longest in the guest in the same window, for scale; release: as above, slowed by '
+            'the tracing.']
 
 
 BLOCKS = {

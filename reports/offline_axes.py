@@ -12,11 +12,11 @@ window, and the rmdir syscall, as median [min-max] (n) per kernel with the
 change and its bootstrap interval (reports/compare.py).  Exit status 1
 when no such batch exists.
 
---irqsoff: the batches of kernels with the irqsoff tracer (bench knob
-irqsoff=1, qemu-run/jobs/irqsoff.sh), and their figure: the longest
-section with interrupts off from the rmdir to the release, and in how many
-reps the stack at its end went through mem_cgroup_css_offline().  Without
-it those batches are left out: the tracer slows every irqs-off section.
+--irqsoff: the batches of kernels with the irqsoff tracer's config (bench
+knob irqsoff=1, make bench-irqsoff), and their figures: the longest
+section with interrupts off that ended in memcg offline, and the longest
+anywhere in the same window, from the rmdir to the release.  Without it
+those batches are left out: the tracing slows every irqs-off section.
 """
 import argparse
 import os
@@ -28,8 +28,8 @@ import store  # noqa: E402
 
 METRICS = [('offline.release_us', 'release (us)'), ('offline.stall_us', 'cgroup_mutex stall (us)'),
            ('offline.rmdir_us', 'rmdir (us)')]
-IRQSOFF_METRICS = [('offline.irqsoff_us', 'longest irqs-off section (us)'),
-                   ('offline.irqsoff_at_offline', 'reps where it ended in memcg offline')]
+IRQSOFF_METRICS = [('offline.irqsoff_us', 'irqs off in memcg offline (us)'),
+                   ('offline.irqsoff_max_us', 'irqs off anywhere (us)')]
 
 
 def batches(db, since, irqsoff=False):
@@ -75,22 +75,13 @@ def cell(vals):
     return text or '-', (statistics.median(got) if got and not missing else None)
 
 
-def count_cell(vals):
-    """A 0/1 figure: how many reps had it."""
-    return (f'{sum(1 for v in vals if v)} of {len(vals)}' if vals else '-'), None
-
-
 def table(db, since, irqsoff=False):
     rows = []
     found = batches(db, since, irqsoff)
     for (nodes, dead, size_kb), batch in sorted(found.items()):
         for metric, name in (IRQSOFF_METRICS + METRICS[:1] if irqsoff else METRICS):
             v = values(db, batch, metric, size_kb)
-            fmt = count_cell if metric.endswith('_at_offline') else cell
-            (ot, om), (pt, pm) = fmt(v.get('original', [])), fmt(v.get('patched', []))
-            if fmt is count_cell:
-                rows.append([str(nodes), str(dead), compare.size(size_kb), name, ot, pt, '', '', batch])
-                continue
+            (ot, om), (pt, pm) = cell(v.get('original', [])), cell(v.get('patched', []))
             rows.append([str(nodes), str(dead), compare.size(size_kb), name, ot, pt, compare.pct(om, pm),
                          compare.bootstrap_ci(v.get('original', []), v.get('patched', [])), batch])
     return rows

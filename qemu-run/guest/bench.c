@@ -117,7 +117,7 @@ static struct knob knobs[] = {
 	{ "dead", K_NUM, 0, NULL, "offline: grandchildren made, given a page of page cache each and removed in C first" },
 	{ "timeout_ms", K_NUM, 5000, NULL, "offline: wait at most this long for the css release" },
 	{ "poll_us", K_NUM, 150, NULL, "offline: poll nr_dying_subsys_memory this often" },
-	{ "irqsoff", K_NUM, 0, NULL, "offline: 1 = the longest irqs-off section from rmdir to release (a kernel with the irqsoff tracer: jobs/irqsoff.sh)" },
+	{ "irqsoff", K_NUM, 0, NULL, "offline: 1 = the irqs-off sections of memcg offline, traced (a kernel that make bench-irqsoff built)" },
 	{ "probe_ms", K_NUM, 1000, NULL, "offline: the cgroup_mutex probe runs this long after each rmdir" },
 	{ "probe_us", K_NUM, 500, NULL, "offline: pause between two probe operations" },
 	{ "fast_reps", K_NUM, 5, NULL, "fast: reps of each test" },
@@ -595,50 +595,87 @@ static void unlink_dead(void)
 }
 
 /*
- * irqsoff=1: the irqsoff tracer keeps the longest section with interrupts
- * off since tracing_max_latency was last reset, and its trace: the start
- * and end sites and the stack at the end.  Under CLOCK=icount its
- * microseconds are instructions (4 ns each), so the figure is the
- * section's CPU work, whatever the host's load.
+ * irqsoff=1: every section with interrupts off from the rmdir to the
+ * release, from the preemptirq trace events (irq_disable and irq_enable,
+ * which fire on each transition; a kernel with TRACE_IRQFLAGS, as the
+ * irqsoff tracer's config gives).  The sections that ended in memcg
+ * offline (see in_offline(): objcg_lock held with interrupts off) give
+ * offline.irqsoff_us, the longest of them; all sections give
+ * offline.irqsoff_max_us, the longest anywhere (an interrupt's entry to its
+ * softirqs, most often).  Under CLOCK=icount a microsecond is 250
+ * instructions, whatever the host's load.
  */
 #define TRACEFS "/sys/kernel/tracing"
 
 static void irqsoff_start(void)
 {
+	static const char *const steps[][2] = {
+		{ "tracing_on", "0" }, { "current_tracer", "nop" }, { "buffer_size_kb", "16384" },
+		{ "events/preemptirq/irq_disable/enable", "1" }, { "events/preemptirq/irq_enable/enable", "1" },
+	};
+	char p[128];
+	size_t i;
+
 	if (!NUM("irqsoff"))
 		return;
-	if (access(TRACEFS "/current_tracer", F_OK) && mount("tracefs", TRACEFS, "tracefs", 0, NULL)) {
+	if (access(TRACEFS "/tracing_on", F_OK) && mount("tracefs", TRACEFS, "tracefs", 0, NULL)) {
 		fprintf(stderr, "bench: irqsoff=1: cannot mount tracefs on %s: %s\n", TRACEFS, strerror(errno));
 		exit(2);
 	}
-	if (write_str(TRACEFS "/current_tracer", "irqsoff")) {
-		fprintf(stderr, "bench: irqsoff=1: this kernel has no irqsoff tracer (%s): boot one that "
-			"qemu-run/jobs/irqsoff.sh built\n", strerror(errno));
-		exit(2);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", TRACEFS, steps[i][0]);
+		if (write_str(p, steps[i][1])) {
+			fprintf(stderr, "bench: irqsoff=1: %s: %s (a kernel without the preemptirq events: boot one "
+				"that make bench-irqsoff built)\n", p, strerror(errno));
+			exit(2);
+		}
 	}
 }
 
 static void irqsoff_reset(void)
 {
-	if (NUM("irqsoff") && write_str(TRACEFS "/tracing_max_latency", "0"))
-		fail("offline: cannot reset %s/tracing_max_latency: %s", TRACEFS, strerror(errno));
+	int fd;
+
+	if (!NUM("irqsoff"))
+		return;
+	fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC);	/* empties the buffers */
+	if (fd < 0 || close(fd) || write_str(TRACEFS "/tracing_on", "1"))
+		fail("offline: cannot start tracing: %s", strerror(errno));
 }
 
 /*
- * The longest irqs-off section since the reset, in us, and whether the
- * stack at its end goes through memcg offline (mem_cgroup_css_offline(),
- * where memcg_reparent_objcgs() holds objcg_lock with interrupts off).
+ * Whether an irq_enable event ended a section of memcg offline.  Its caller
+ * is the function that enabled interrupts: spin_unlock_irq() is inlined, so
+ * objcg_lock's section ends in memcg_reparent_objcgs() or the function it
+ * was inlined into (memcg_offline_kmem() on 6.12, mem_cgroup_css_offline()
+ * with the series).  The disable's caller is _raw_spin_lock_irq(), and its
+ * parent is not known without frame pointers.
  */
+static int in_offline(const char *line)
+{
+	static const char *const sites[] = {
+		"caller=memcg_reparent_objcgs", "caller=memcg_offline_kmem", "caller=mem_cgroup_css_offline",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		if (strstr(line, sites[i]))
+			return 1;
+	return 0;
+}
+
 static void irqsoff_read(long size_kb, long rep)
 {
-	char buf[64], line[512], start[128] = "?", end[128] = "?";
-	int in_offline = 0;
+	double open_at[64], ts, off_max = -1, all_max = 0, d;
+	char line[512], *ev;
+	int cpu, n_off = 0;
+	long in_buf = -1, written = -1;
 	FILE *f;
 
 	if (!NUM("irqsoff"))
 		return;
-	if (read_str(TRACEFS "/tracing_max_latency", buf, sizeof(buf))) {
-		fail("offline: cannot read %s/tracing_max_latency: %s", TRACEFS, strerror(errno));
+	if (write_str(TRACEFS "/tracing_on", "0")) {
+		fail("offline: cannot stop tracing: %s", strerror(errno));
 		return;
 	}
 	f = fopen(TRACEFS "/trace", "r");
@@ -646,18 +683,48 @@ static void irqsoff_read(long size_kb, long rep)
 		fail("offline: cannot read %s/trace: %s", TRACEFS, strerror(errno));
 		return;
 	}
+	for (cpu = 0; cpu < 64; cpu++)
+		open_at[cpu] = -1;
 	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "# => started at: %127s", start) == 1 || sscanf(line, "# => ended at: %127s", end) == 1)
+		if (line[0] == '#') {
+			sscanf(line, "# entries-in-buffer/entries-written: %ld/%ld", &in_buf, &written);
 			continue;
-		if (strstr(line, "mem_cgroup_css_offline"))
-			in_offline = 1;
+		}
+		/* "  task-pid  [001] d....  12.345678: irq_disable: caller=... parent=..." */
+		ev = strstr(line, ": irq_");
+		if (!ev || sscanf(strchr(line, '[') ? strchr(line, '[') : "", "[%d]", &cpu) != 1 || cpu < 0 || cpu >= 64)
+			continue;
+		*ev = 0;
+		ts = atof(strrchr(line, ' ') + 1);
+		*ev = ':';
+		if (!strncmp(ev, ": irq_disable:", 14)) {
+			open_at[cpu] = ts;
+		} else if (!strncmp(ev, ": irq_enable:", 13) && open_at[cpu] >= 0) {
+			d = (ts - open_at[cpu]) * 1e6;
+			if (d > all_max)
+				all_max = d;
+			if (in_offline(ev)) {
+				n_off++;
+				if (d > off_max)
+					off_max = d;
+			}
+			open_at[cpu] = -1;
+		}
 	}
 	fclose(f);
-	result("offline.irqsoff_us", size_kb, rep, atof(buf), "us");
-	result("offline.irqsoff_at_offline", size_kb, rep, in_offline, "bool");
-	printf("bench: offline %4ld MiB rep %ld: longest irqs-off section %s us, started at %s, ended at %s%s\n",
-	       size_kb >> 10, rep, buf, start, end, in_offline ? ", in mem_cgroup_css_offline" : "");
+	if (in_buf < 0 || in_buf != written) {
+		fail("offline %ld KiB rep %ld: the trace kept %ld of %ld events: raise buffer_size_kb",
+		     size_kb, rep, in_buf, written);
+		return;
+	}
+	if (!n_off) {
+		fail("offline %ld KiB rep %ld: no irqs-off section of memcg offline in %ld events", size_kb, rep, in_buf);
+		return;
+	}
+	result("offline.irqsoff_us", size_kb, rep, off_max, "us");
+	result("offline.irqsoff_max_us", size_kb, rep, all_max, "us");
+	printf("bench: offline %4ld MiB rep %ld: irqs off in memcg offline at most %.0f us (%d sections), "
+	       "anywhere at most %.0f us (%ld events)\n", size_kb >> 10, rep, off_max, n_off, all_max, in_buf);
 }
 
 static void offline_rep(struct probe *pr, long size_mb, long rep)
