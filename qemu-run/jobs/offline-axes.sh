@@ -19,7 +19,8 @@
 set -uo pipefail
 if [ "${IRQSOFF:-0}" = 1 ]; then
 	export KERNEL_BUILDS=${KERNEL_BUILDS:-$(cd "$(dirname "$0")/../.." && pwd)/build/kernel-irqsoff}
-	export KCONFIG_EXTRA="$(cd "$(dirname "$0")/.." && pwd)/kernel/config/irqsoff.config"
+	KCONFIG_EXTRA="$(cd "$(dirname "$0")/.." && pwd)/kernel/config/irqsoff.config"
+	export KCONFIG_EXTRA
 	knobs=" irqsoff=1" report=(--irqsoff) table=offline-irqsoff.md
 else
 	knobs="" report=() table=offline-axes.md
