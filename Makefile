@@ -87,9 +87,9 @@ report: ## render the dashboard from the runs database: build/report/index.html
 	@$(RUN)/deps.sh report
 	@python3 reports/report.py
 
-readme-figures: ## write the measured soak table and plot into README.md (docs/soak-dying.png) from the runs database
+readme-figures: ## write the measured tables and the soak plot into README.md (docs/soak-dying.png) from the runs database; ONLY=measured-bench,... writes only those
 	@$(RUN)/deps.sh report
-	@python3 reports/readme.py
+	@python3 reports/readme.py $(if $(ONLY),--only '$(ONLY)')
 
 report-check: report ## load the dashboard in headless Chromium: every plot and link resolves (~30 s)
 	@python3 reports/tests/browser_check.py --self-test

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Put the measured tables and the soak plot into README.md, from the runs database.
 
-usage: reports/readme.py [--db PATH] [--runs N] [--readme FILE] [--png FILE] [--check]
+usage: reports/readme.py [--db PATH] [--runs N] [--readme FILE] [--png FILE] [--only NAMES] [--check]
 
 Every table of measurements in README.md sits between two markers,
 <!-- NAME:begin --> and <!-- NAME:end -->, and this writes all of them: the
@@ -23,6 +23,9 @@ Patched means the series version (kernels.series_hash) of the newest clean
 patched soak: runs of other versions of the series are left out.  The
 churn soaks of a bench batch (runs with a batch) are the bench's: its
 block shows them.
+--only measured-bench,measured-soak,... writes those blocks and leaves the
+others as they are: a new machine's database holds only what that machine
+ran, and a block written from an earlier database names its runs.
 Fails, changing nothing, when either kernel has no such run.  --check only
 says whether README.md is what this would write (exit 1 if not).
 """
@@ -210,21 +213,33 @@ def main(argv):
     ap.add_argument('--runs', type=int, default=3, help='runs of each kernel (default 3)')
     ap.add_argument('--readme', default=os.path.join(TOP, 'README.md'))
     ap.add_argument('--png', default=os.path.join(TOP, 'docs', 'soak-dying.png'))
+    ap.add_argument('--only', help='comma-separated block names to write (default: every block)')
     ap.add_argument('--check', action='store_true', help='only check that README.md is up to date')
     args = ap.parse_args(argv)
+    names = ['measured-soak'] + list(figures.BLOCKS)
+    only = names
+    if args.only:
+        only = [n.strip() for n in args.only.split(',') if n.strip()]
+        bad = [n for n in only if n not in names]
+        if bad or not only:
+            die(f'--only: no block {", ".join(bad) or "named"}; the blocks are {", ".join(names)}')
     db_path = args.db or store.default_path()
     if not os.path.exists(db_path):
         die(f'no runs database at {db_path}: run "make run" first')
     with open(args.readme) as f:
         text = f.read()
-    check_markers(text, args.readme, ['measured-soak'] + list(figures.BLOCKS))
+    check_markers(text, args.readme, names)
     db = store.connect(db_path)
     st = Store(db)
-    workload, runs = pick_runs(st, args.runs)
-    png_rel = os.path.relpath(args.png, os.path.dirname(os.path.abspath(args.readme)))
-    new = replace_block(text, 'measured-soak', section(workload, runs, png_rel))
+    new = text
+    runs = None
+    if 'measured-soak' in only:
+        workload, runs = pick_runs(st, args.runs)
+        png_rel = os.path.relpath(args.png, os.path.dirname(os.path.abspath(args.readme)))
+        new = replace_block(new, 'measured-soak', section(workload, runs, png_rel))
     for name, make in figures.BLOCKS.items():
-        new = replace_block(new, name, block(name, make(db)))
+        if name in only:
+            new = replace_block(new, name, block(name, make(db)))
     if args.check:
         if new != text:
             print(f'readme: {args.readme} is not what the database says: run "make readme-figures"')
@@ -232,14 +247,18 @@ def main(argv):
         print(f'readme: {args.readme} is up to date')
         return 0
     build = os.environ.get('BUILD') or os.path.join(TOP, 'build')
-    os.makedirs(os.path.dirname(args.png), exist_ok=True)
-    plot(runs, args.png, os.path.join(build, 'readme-data'))
+    if runs is not None:
+        os.makedirs(os.path.dirname(args.png), exist_ok=True)
+        plot(runs, args.png, os.path.join(build, 'readme-data'))
     tmp = args.readme + '.tmp'
     with open(tmp, 'w') as f:
         f.write(new)
     os.replace(tmp, args.readme)
-    print(f'readme: {args.readme} and {args.png} from runs '
-          + '; '.join(f'{k} {", ".join(str(s.run_id) for s in ss)}' for k, ss in runs.items()))
+    if runs is None:
+        print(f'readme: {args.readme}: {", ".join(only)}')
+    else:
+        print(f'readme: {args.readme} and {args.png} from runs '
+              + '; '.join(f'{k} {", ".join(str(s.run_id) for s in ss)}' for k, ss in runs.items()))
     return 0
 
 

@@ -109,6 +109,28 @@ class Readme(unittest.TestCase):
         self.assertEqual(self.text(), README)
         self.assertFalse(os.path.exists(self.png))
 
+    def test_only_some_blocks(self):
+        # A database with no soak: --only writes the named block, keeps the rest.
+        db = os.path.join(self.tmp, 'orig.sqlite')
+        fake_run.fill_db(db, os.path.join(self.tmp, 'runs'), ('original',), nights=1, gens=200,
+                         sample_every=50, kselftest=False)
+        r = self.run_readme(db, '--only', 'measured-stress')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        t = self.text()
+        self.assertIn('No stress run in this database', t)
+        self.assertIn('<!-- measured-soak:begin -->\nold\n', t)
+        self.assertIn('\nold measured-bench\n', t)
+        self.assertNotIn('old measured-stress', t)
+        self.assertFalse(os.path.exists(self.png))
+        # An unknown name changes nothing and lists the real ones.
+        with open(self.readme, 'w') as f:
+            f.write(README)
+        r = self.run_readme(db, '--only', 'measured-stress,measured-typo')
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('no block measured-typo', r.stderr)
+        self.assertIn('measured-offline-axes', r.stderr)
+        self.assertEqual(self.text(), README)
+
     def test_no_markers(self):
         db = os.path.join(self.tmp, 'both.sqlite')
         fake_run.fill_db(db, os.path.join(self.tmp, 'runs'), nights=1, gens=200, sample_every=50)
