@@ -53,8 +53,8 @@ guest: deps ## build the guest initramfs and the static cgroup kselftests
 kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the matrix
 	@$(RUN)/jobs/kselftest.sh $(KERNEL) "$(TESTS)"
 
-repeat: deps ## run TESTS (default test_memcg_reparent) REPEAT=10 times in one boot of KERNEL, count outcomes
-	@REPEAT=$(or $(REPEAT),10) $(RUN)/jobs/kselftest.sh $(KERNEL) "$(or $(TESTS),test_memcg_reparent)"
+repeat: deps ## run TESTS (default the four test_memcg_reparent_* binaries) REPEAT=10 times in one boot of KERNEL, count outcomes
+	@REPEAT=$(or $(REPEAT),10) $(RUN)/jobs/kselftest.sh $(KERNEL) "$(or $(TESTS),test_memcg_reparent_slab test_memcg_reparent_lru test_memcg_reparent_pins test_memcg_reparent_reclaim)"
 
 soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
 	@$(RUN)/jobs/soak.sh $(KERNEL)

@@ -121,7 +121,7 @@ def block_metrics(db):
     figs = metrics.figures(db)
     if not figs:
         return ['No `# METRIC` figure in this database: `APPEND=MEMCG_REPARENT_ONLY=test_reparent_socket_limit '
-                'REPEAT=8 NOBUILD=1 qemu-run/jobs/kselftest.sh KERNEL test_memcg_reparent` stores eight.']
+                'REPEAT=8 NOBUILD=1 qemu-run/jobs/kselftest.sh KERNEL test_memcg_reparent_pins` stores eight.']
     order = patched_by_age(db)
     labels = set()
     rows = []

@@ -147,16 +147,7 @@ static long live_memcgs(void)
 /* memory.stat entry @key of @cg, exactly (not "total_" + @key), or -1. */
 static long stat_of(const char *cg, const char *key)
 {
-	char buf[8192], *line, *save = NULL;
-	size_t n = strlen(key);
-
-	if (cg_read(cg, "memory.stat", buf, sizeof(buf)))
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, key, n) && line[n] == ' ')
-			return atol(line + n + 1);
-	return -1;
+	return cg_read_key_long_exact(cg, "memory.stat", key);
 }
 
 static long counter_of(const char *cg, const char *file)

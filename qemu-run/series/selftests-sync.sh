@@ -37,7 +37,7 @@ if [ ! -d "$base/.git" ] || [ ! -f "$base/MAINTAINERS" ]; then
 	mv "$base.tmp" "$base"
 fi
 
-# A new test file gets an F: line in the memcg section of MAINTAINERS,
+# A new source file (.c, .h) gets an F: line in the memcg section of MAINTAINERS,
 # among the section's other cgroup selftest lines, in order.
 MEMCG_SECTION='CONTROL GROUP - MEMORY RESOURCE CONTROLLER (MEMCG)'
 add_maintainers() {
@@ -63,7 +63,7 @@ make_patch() {
 	(cd "$SELF" && find . -type f ! -name COMMIT_MSG | sort) | while read -r f; do
 		f=${f#./}
 		mkdir -p "$work/$CG/$(dirname "$f")"
-		case "$f" in *.c) [ -e "$work/$CG/$f" ] || add_maintainers "$CG/$f" "$work" ;; esac
+		case "$f" in *.c|*.h) [ -e "$work/$CG/$f" ] || add_maintainers "$CG/$f" "$work" ;; esac
 		cp "$SELF/$f" "$work/$CG/$f"
 	done
 	git -C "$work" add -f -A .

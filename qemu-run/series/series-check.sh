@@ -4,7 +4,7 @@
 # configuration (SERIES_KERNEL=debug: the debug one) and boot, running one
 # kselftest (SERIES_TESTS, default test_kmem) with a clean console and the
 # outcomes qemu-run/verdict/expectations wants for that kernel (the LRU subtests of
-# test_memcg_reparent fail before the patch that reparents LRU folios: do
+# test_memcg_reparent_lru fail before the patch that reparents LRU folios: do
 # not pick it for SERIES_TESTS).
 #
 #   qemu-run/series/series-check.sh            (make series-check)

@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What else may hold a removed memcg, and what is left of it must not
+ * harm: sockets it created (used after the rmdir from a live sibling,
+ * released once closed, or kept open), a file it left dirty, inotify and
+ * fanotify groups it created, and its anon memory in swap. Each subtest
+ * has its own checks, a TAP line each, named in tests[]:
+ *
+ *  released   the child's memory css is released (check 1 of
+ *             memcg_reparent.h);
+ *  accounted  the parent accounts for what the child left (check 2);
+ *  charged    what is charged after the rmdir goes to the parent (check 2
+ *             of test_reparent_fsnotify);
+ *  uncharged  freeing it brings the parent back to its baseline (check 3);
+ *  intact     the child's dirty file reads back as written (check 3 of
+ *             test_reparent_dirty_cgwb);
+ *  no_oom     test_reparent_socket_limit: no memcg OOM in the parent while
+ *             the removed child's sockets are used, nor during the test;
+ *  no_slowdown  and the transfer through them is not slower than through
+ *             sockets made in the live sibling.
+ */
+#define _GNU_SOURCE
+
+#include <linux/bpf.h>
+#include <linux/limits.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+#include "cgroup_util.h"
+#include "memcg_reparent.h"
+
+/* test_reparent_socket_limit */
+#define SOCKET_CG_MAX		MB(32)	/* memory.max of C */
+#define SOCKET_FILE_SIZE	MB(100)	/* the page cache C reads */
+#define TRANSFER_SIZE		MB(64)
+#define SOCKET_SLOWDOWN		3
+#define SOCKET_GRACE_US		500000
+
+struct socket_state {
+	struct file_state f;	/* the file C reads, and the holder */
+	int dead[2];		/* in the holder: the connection made in C */
+	int nr_transfers;	/* in the holder: transfers done */
+	size_t queued;		/* in the holder: left unread in dead[1] */
+	const char *root;	/* test_reparent_socket_release */
+};
+
+/* the holder's transfers, in order: only DEAD_TRANSFER uses s->dead */
+#define NR_TRANSFERS	3
+#define DEAD_TRANSFER	1
+
+static const char * const transfer_names[NR_TRANSFERS] = {
+	"reference before", "removed child's", "reference after",
+};
+
+struct memcg_events {
+	long max;
+	long oom;
+	long oom_kill;
+};
+
+static int read_events(const char *cgroup, struct memcg_events *e)
+{
+	char buf[PAGE_SIZE];
+
+	if (cg_read(cgroup, "memory.events", buf, sizeof(buf)))
+		return -1;
+	e->max = cg_parse_key_long(buf, "max");
+	e->oom = cg_parse_key_long(buf, "oom");
+	e->oom_kill = cg_parse_key_long(buf, "oom_kill");
+
+	return e->max < 0 || e->oom < 0 || e->oom_kill < 0 ? -1 : 0;
+}
+
+static void close_pair(int fd[2])
+{
+	close_fd(&fd[0]);
+	close_fd(&fd[1]);
+}
+
+/*
+ * A TCP connection over 127.0.0.1, both ends created by this task: fd[0]
+ * connected, fd[1] accepted. Returns 0, or -1 with errno set.
+ */
+static int tcp_pair(int fd[2])
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t len = sizeof(addr);
+	int lfd, err;
+
+	fd[0] = -1;
+	fd[1] = -1;
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return -1;
+	if (bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&addr, &len))
+		goto fail;
+	fd[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd[0] < 0 ||
+	    connect(fd[0], (struct sockaddr *)&addr, sizeof(addr)))
+		goto fail;
+	fd[1] = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd[1] < 0)
+		goto fail;
+	close(lfd);
+
+	return 0;
+
+fail:
+	err = errno;
+	close_pair(fd);
+	close(lfd);
+	errno = err;
+	return -1;
+}
+
+/*
+ * Send TRANSFER_SIZE bytes into fd[0] in IO_CHUNK writes, then shut it
+ * down, while a forked reader reads fd[1] until EOF. Returns the time from
+ * the first send to the reader's exit in microseconds, -1 on error.
+ */
+static long timed_transfer(int fd[2])
+{
+	size_t sent = 0, len;
+	double start;
+	ssize_t n = 0;
+	int status;
+	char *buf;
+	pid_t pid;
+
+	buf = malloc(IO_CHUNK);
+	if (!buf)
+		return -1;
+	memset(buf, 's', IO_CHUNK);
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		free(buf);
+		return -1;
+	}
+	if (pid == 0) {
+		size_t got = 0;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while ((n = read(fd[1], buf, IO_CHUNK)) > 0)
+			got += n;
+		_exit(!n && got == TRANSFER_SIZE ? EXIT_SUCCESS : EXIT_FAILURE);
+	}
+
+	start = now();
+	while (sent < TRANSFER_SIZE) {
+		len = TRANSFER_SIZE - sent;
+		if (len > IO_CHUNK)
+			len = IO_CHUNK;
+		n = send(fd[0], buf, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			break;
+		sent += n;
+	}
+	shutdown(fd[0], SHUT_WR);
+	free(buf);
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != EXIT_SUCCESS || sent != TRANSFER_SIZE)
+		return -1;
+	return (now() - start) * 1e6;
+}
+
+/* Runs in the holder, in C: fill C with page cache, then connect. */
+static int socket_charge(void *arg)
+{
+	struct socket_state *s = arg;
+
+	/* its own process group, which takes the readers along */
+	if (setpgid(0, 0) || read_file(&s->f) || tcp_pair(s->dead))
+		return EXIT_FAILURE;
+
+	return EXIT_SUCCESS;
+}
+
+/* Runs in the holder, in K: one transfer per query (transfer_names). */
+static long socket_query(void *arg)
+{
+	struct socket_state *s = arg;
+	int fresh[2];
+	long us;
+
+	if (s->nr_transfers++ == DEAD_TRANSFER) {
+		us = timed_transfer(s->dead);
+		close_pair(s->dead);
+		return us;
+	}
+	if (tcp_pair(fresh))
+		return -1;
+	us = timed_transfer(fresh);
+	close_pair(fresh);
+
+	return us;
+}
+
+/*
+ * Whether TCP over 127.0.0.1 works: KSFT_PASS; KSFT_SKIP without IPv4
+ * (CONFIG_INET); KSFT_FAIL, reported, when connecting fails otherwise.
+ */
+static int check_tcp(struct reparent_test *t)
+{
+	int fd[2];
+
+	if (!tcp_pair(fd)) {
+		close_pair(fd);
+		return KSFT_PASS;
+	}
+	if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) {
+		rt_skip(t, "no TCP over IPv4 (CONFIG_INET): %s\n",
+			strerror(errno));
+		return KSFT_SKIP;
+	}
+	report(t, 0, "cannot connect over 127.0.0.1 (is lo up?): %s\n",
+	       strerror(errno));
+	return KSFT_FAIL;
+}
+
+static int socket_setup(struct reparent_test *t)
+{
+	char max[32];
+	int ret;
+
+	ret = check_tcp(t);
+	if (ret != KSFT_PASS)
+		return ret;
+
+	snprintf(max, sizeof(max), "%d", SOCKET_CG_MAX);
+	if (cg_write(t->child, "memory.max", max)) {
+		report(t, 0, "cannot set %s/memory.max\n", t->child);
+		return KSFT_FAIL;
+	}
+
+	return file_setup(t);
+}
+
+/*
+ * Kill the holder and a reader it may have left: they are in the
+ * holder's process group, and a reader that outlived the holder is this
+ * process's child now (PR_SET_CHILD_SUBREAPER).
+ */
+static void socket_cleanup(struct reparent_test *t)
+{
+	struct socket_state *s = t->priv;
+	pid_t pgid = s->f.h.pid;
+
+	if (pgid > 0) {
+		kill(-pgid, SIGKILL);
+		kill(pgid, SIGKILL);
+	}
+	file_free(t);
+	if (pgid > 0)
+		while (waitpid(-pgid, NULL, 0) > 0)
+			;
+}
+
+static int test_reparent_socket_limit(const char *root)
+{
+	struct socket_state s = {
+		.f = FILE_STATE(SOCKET_FILE_SIZE),
+		.dead = { -1, -1 },
+	};
+	struct memcg_events base, ev[NR_TRANSFERS + 1], *b, *a;
+	long us[NR_TRANSFERS], ref;
+	struct reparent_test t;
+	int i, ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret == KSFT_PASS)
+		ret = skip_unless_on_disk(&t);
+	if (ret == KSFT_PASS)
+		ret = socket_setup(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+
+	if (read_events(t.parent, &base)) {
+		report(&t, 0, "cannot read %s/memory.events\n", t.parent);
+		goto cleanup;
+	}
+	if (holder_start(&s.f.h, &t, socket_charge, socket_query, &s) ||
+	    rt_remove_child(&t, -1))
+		goto cleanup;
+	if (!access(t.child, F_OK) || errno != ENOENT) {
+		report(&t, 0, "%s is still there after rmdir\n", t.child);
+		goto cleanup;
+	}
+	if (t.child_last.v[K_CURRENT] < SOCKET_CG_MAX / 4 * 3) {
+		report(&t, 0,
+		       "memory.current of the child: expected >= %d KiB before rmdir, saw %ld KiB\n",
+		       SOCKET_CG_MAX / 4 * 3 / 1024,
+		       kib(t.child_last.v[K_CURRENT]));
+		goto cleanup;
+	}
+	ksft_print_msg("%s: the child had %ld KiB (file %ld KiB) of its %d KiB at rmdir\n",
+		       t.name, kib(t.child_last.v[K_CURRENT]),
+		       kib(t.child_last.v[K_FILE]), SOCKET_CG_MAX / 1024);
+
+	for (i = 0; i < NR_TRANSFERS; i++) {
+		if (read_events(t.parent, &ev[i])) {
+			report(&t, 0, "cannot read %s/memory.events\n",
+			       t.parent);
+			goto cleanup;
+		}
+		us[i] = holder_query(&s.f.h);
+		if (us[i] < 0) {
+			report(&t, CHECK_SETUP, "the %s transfer failed\n",
+			       transfer_names[i]);
+			goto cleanup;
+		}
+	}
+	if (read_events(t.parent, &ev[i])) {
+		report(&t, 0, "cannot read %s/memory.events\n", t.parent);
+		goto cleanup;
+	}
+	t.checked = true;
+
+	ref = us[0] > us[2] ? us[0] : us[2];
+	b = &ev[DEAD_TRANSFER];
+	a = &ev[DEAD_TRANSFER + 1];
+	ksft_print_msg("%s: %d MiB in %ld ms through C's sockets, %ld and %ld ms through K's\n",
+		       t.name, TRANSFER_SIZE >> 20, us[DEAD_TRANSFER] / 1000,
+		       us[0] / 1000, us[2] / 1000);
+	ksft_print_msg("%s: P's memory.events during it: oom %+ld, oom_kill %+ld, max %+ld\n",
+		       t.name, a->oom - b->oom, a->oom_kill - b->oom_kill,
+		       a->max - b->max);
+	/* the same figures for the harness's records (db/metrics.py) */
+	ksft_print_msg("METRIC %s dead_ms=%ld ref_ms=%ld oom=%ld oom_kill=%ld max=%ld\n",
+		       t.name, us[DEAD_TRANSFER] / 1000, ref / 1000,
+		       a->oom - b->oom, a->oom_kill - b->oom_kill,
+		       a->max - b->max);
+
+	check_run(CHECK_NO_OOM);
+	if (a->oom != b->oom || a->oom_kill != b->oom_kill)
+		report(&t, CHECK_NO_OOM,
+		       "memcg OOM in P during the transfer: oom %+ld, oom_kill %+ld\n",
+		       a->oom - b->oom, a->oom_kill - b->oom_kill);
+	if (ev[i].oom != base.oom || ev[i].oom_kill != base.oom_kill)
+		report(&t, CHECK_NO_OOM,
+		       "memcg OOM in P during the test: oom %+ld, oom_kill %+ld\n",
+		       ev[i].oom - base.oom, ev[i].oom_kill - base.oom_kill);
+	check_run(CHECK_NO_SLOWDOWN);
+	if (us[DEAD_TRANSFER] > SOCKET_SLOWDOWN * ref + SOCKET_GRACE_US)
+		report(&t, CHECK_NO_SLOWDOWN,
+		       "the transfer took %ld ms, expected <= %d x %ld + %d ms\n",
+		       us[DEAD_TRANSFER] / 1000, SOCKET_SLOWDOWN, ref / 1000,
+		       SOCKET_GRACE_US / 1000);
+
+cleanup:
+	socket_cleanup(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * A removed C whose only memory was socket buffers must be released once
+ * its sockets are closed: nothing may hold it then, a CPU's charge stock
+ * included. mem_cgroup_uncharge_skmem() gives a socket's pages back
+ * through refill_stock(), and a stock keeps a css reference on the memcg
+ * it caches until its CPU charges another one, which on an idle CPU may
+ * be never. So, unlike the other subtests, the wait for the release here
+ * does not nudge the stocks: C's sockets are made in C, C is removed,
+ * TRANSFER_SIZE bytes go through them from K, the holder closes them and
+ * exits, and P's nr_dying_subsys_memory must be back to its base within
+ * dying_timeout; SOCKET_RELEASE_ROUNDS times over, a new P, C and K each.
+ */
+static int socket_release_charge(void *arg)
+{
+	struct socket_state *s = arg;
+
+	if (setpgid(0, 0) || tcp_pair(s->dead))
+		return EXIT_FAILURE;
+
+	return EXIT_SUCCESS;
+}
+
+static long socket_release_query(void *arg)
+{
+	struct socket_state *s = arg;
+	long us;
+
+	/*
+	 * From the root cgroup, whose charges bypass the stocks: nothing the
+	 * holder does after the sockets close (its answer on the pipe, its
+	 * exit) replaces the stock their last uncharge refilled.
+	 */
+	if (cg_enter_current(s->root))
+		return -1;
+	us = timed_transfer(s->dead);
+	close_pair(s->dead);
+	return us;
+}
+
+static int socket_release_round(const char *root)
+{
+	struct socket_state s = {
+		.f = FILE_STATE(0),
+		.dead = { -1, -1 },
+		.root = root,
+	};
+	struct reparent_test t;
+	long dying, waited;
+	int ret;
+
+	ret = rt_setup(&t, root, "test_reparent_socket_release");
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	ret = check_tcp(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+
+	if (holder_start(&s.f.h, &t, socket_release_charge,
+			 socket_release_query, &s) ||
+	    rt_remove_child(&t, -1))
+		goto cleanup;
+	if (holder_query(&s.f.h) < 0) {
+		report(&t, 0, "the transfer through the removed child's sockets failed\n");
+		goto cleanup;
+	}
+	/* the holder exits: no charge of its own replaces a stock */
+	holder_stop(&s.f.h);
+	t.checked = true;
+	check_run(CHECK_RELEASED);
+
+	dying = cg_wait_dying(t.parent, "memory", t.dying_base,
+			      dying_timeout * 1000, NULL, &waited);
+	if (dying != t.dying_base)
+		report(&t, CHECK_RELEASED,
+		       "nr_dying_subsys_memory: expected %ld, saw %ld %.1f s after the sockets closed (stocks not nudged)\n",
+		       t.dying_base, dying, waited / 1000.0);
+	else
+		ksft_print_msg("%s: released %.2f s after the sockets closed\n",
+			       t.name, waited / 1000.0);
+
+cleanup:
+	socket_cleanup(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * Whether the stock still caches C at the end depends on which CPU took
+ * the last uncharge and on what else was charged there since: a kernel
+ * that lets stocks pin dead memcgs released C in about 1 run of 5 here.
+ * Every one of SOCKET_RELEASE_ROUNDS children must be released.
+ */
+#define SOCKET_RELEASE_ROUNDS	3
+
+static int test_reparent_socket_release(const char *root)
+{
+	int i, ret = KSFT_PASS;
+
+	for (i = 0; i < SOCKET_RELEASE_ROUNDS && ret == KSFT_PASS; i++)
+		ret = socket_release_round(root);
+
+	return ret;
+}
+
+/*
+ * A file C created and left dirty: its inode is attached to C's writeback
+ * structure (cgwb), which holds C's css. Offline switches the inodes of a
+ * clean cgwb to the parent's; a dirty one waited for the flusher's next
+ * periodic run (dirty_writeback_centisecs, 5 s by default), and every job
+ * that ended with unwritten data stayed dying that long. Here both that
+ * period and the dirty expiry are raised to DIRTY_CGWB_FLUSH_S, longer than
+ * the wait, so that only writeback started at offline can release C within
+ * dying_timeout. The data must then read back whole. No sync: it would
+ * clean the inode itself.
+ */
+#define DIRTY_CGWB_SIZE		MB(4)
+#define DIRTY_CGWB_FLUSH_S	120
+
+static const char * const dirty_cgwb_knobs[] = {
+	"/proc/sys/vm/dirty_expire_centisecs",
+	"/proc/sys/vm/dirty_writeback_centisecs",
+};
+
+struct dirty_cgwb_state {
+	char path[PATH_MAX];
+};
+
+static int dirty_cgwb_charge(void *arg)
+{
+	struct dirty_cgwb_state *s = arg;
+	int fd, ret;
+
+	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return EXIT_FAILURE;
+	ret = write_pattern(fd, DIRTY_CGWB_SIZE, 'c');
+	close(fd);
+
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static bool dirty_cgwb_intact(struct dirty_cgwb_state *s)
+{
+	char buf[IO_CHUNK];
+	size_t off = 0;
+	ssize_t n, i;
+	int fd;
+
+	fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++)
+			if (buf[i] != 'c')
+				break;
+		if (i < n)
+			break;
+		off += n;
+	}
+	close(fd);
+
+	return n == 0 && off == DIRTY_CGWB_SIZE;
+}
+
+static int test_reparent_dirty_cgwb(const char *root)
+{
+	struct dirty_cgwb_state s = { .path = "" };
+	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" }, raised[32];
+	struct reparent_test t;
+	double waited;
+	long dying;
+	int ret, i;
+
+	ret = rt_setup(&t, root, __func__);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	ret = skip_unless_on_disk(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	snprintf(s.path, sizeof(s.path), "memcg_reparent_dirty_cgwb.%d", getpid());
+	unlink(s.path);
+	snprintf(raised, sizeof(raised), "%d", DIRTY_CGWB_FLUSH_S * 100);
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++) {
+		if (read_text(dirty_cgwb_knobs[i], saved[i], sizeof(saved[i])) <= 0 ||
+		    write_text(dirty_cgwb_knobs[i], raised, strlen(raised)) < 0) {
+			report(&t, 0, "cannot raise %s\n", dirty_cgwb_knobs[i]);
+			saved[i][0] = '\0';
+			goto cleanup;
+		}
+	}
+
+	if (cg_run_pinned(t.child, dirty_cgwb_charge, &s, false)) {
+		report(&t, 0, "cannot write %s in the child\n", s.path);
+		goto cleanup;
+	}
+	if (rt_remove_child(&t, K_FILE_DIRTY))
+		goto cleanup;
+	t.checked = true;
+	check_run(CHECK_RELEASED);
+
+	dying = wait_dying(t.parent, t.dying_base, dying_timeout, &waited);
+	if (dying != t.dying_base)
+		report(&t, 1,
+		       "nr_dying_subsys_memory: expected %ld, saw %ld %.1f s after rmdir, with the child's file dirty and the flusher's period and expiry at %d s\n",
+		       t.dying_base, dying, waited, DIRTY_CGWB_FLUSH_S);
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir\n", t.name, waited);
+	ksft_print_msg("METRIC %s release_s=%.2f released=%d\n", t.name, waited,
+		       dying == t.dying_base);
+	/* "intact": the data of the file the child left dirty */
+	check_run(CHECK_UNCHARGED);
+	if (!dirty_cgwb_intact(&s))
+		report(&t, CHECK_UNCHARGED, "%s does not read back as written\n",
+		       s.path);
+
+cleanup:
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
+		if (saved[i][0])
+			write_text(dirty_cgwb_knobs[i], saved[i], strlen(saved[i]));
+	if (s.path[0])
+		unlink(s.path);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * A connection made in C that stays open after C is removed, as a pooled
+ * or handed-over connection does: its sockets must not keep C dying, and
+ * what they charged before and after the rmdir must be uncharged exactly.
+ * The holder makes a TCP pair in C and leaves SOCKET_OPEN_QUEUED bytes
+ * unread in the accepting end, so that C has socket memory at rmdir; it
+ * then moves to K. C must be released while the sockets are open (check
+ * 1), with P still accounting for their memory (check 2). Then the holder
+ * reads the queued data, pushes TRANSFER_SIZE bytes through the same
+ * connection from K and closes it, and P's sock must be back to its
+ * baseline exactly, and memory.current within the stock tolerance, once
+ * the holder is gone (check 3).
+ */
+#define SOCKET_OPEN_QUEUED	MB(8)
+
+static int socket_open_charge(void *arg)
+{
+	struct socket_state *s = arg;
+	int rcvbuf = 2 * SOCKET_OPEN_QUEUED, sndbuf = MB(1);
+	double deadline = now() + SETTLE_TIMEOUT;
+	char *buf;
+	ssize_t n;
+
+	if (setpgid(0, 0) || tcp_pair(s->dead))
+		return EXIT_FAILURE;
+	/* root: past net.core.rmem_max; the kernel doubles the value */
+	if (setsockopt(s->dead[1], SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) ||
+	    setsockopt(s->dead[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+		       sizeof(sndbuf)))
+		return EXIT_FAILURE;
+
+	buf = malloc(IO_CHUNK);
+	if (!buf)
+		return EXIT_FAILURE;
+	memset(buf, 's', IO_CHUNK);
+	/* until SOCKET_OPEN_QUEUED, or the receive window stays shut */
+	while (s->queued < SOCKET_OPEN_QUEUED && now() < deadline) {
+		n = send(s->dead[0], buf, IO_CHUNK, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN) {
+			if (s->queued >= SOCKET_OPEN_QUEUED / 4)
+				break;
+			sleep_ms(POLL_MS);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		s->queued += n;
+	}
+	free(buf);
+
+	return s->queued >= SOCKET_OPEN_QUEUED / 4 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* In K: drain what C queued, then a transfer through C's connection. */
+static long socket_open_query(void *arg)
+{
+	struct socket_state *s = arg;
+	char buf[IO_CHUNK];
+	size_t drained = 0, len;
+	long us;
+
+	/* every byte sent in C, some of which may still be in flight */
+	while (drained < s->queued) {
+		len = s->queued - drained;
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		if (read_full(s->dead[1], buf, len, HOLDER_TIMEOUT_MS))
+			return -1;
+		drained += len;
+	}
+	us = timed_transfer(s->dead);
+	close_pair(s->dead);
+
+	return us < 0 ? -1 : (long)drained;
+}
+
+static int test_reparent_socket_open(const char *root)
+{
+	static const int keys[] = { K_SOCK };
+	struct socket_state s = {
+		.f = FILE_STATE(0),
+		.dead = { -1, -1 },
+	};
+	struct key_range exact;
+	struct memcg_snap seen;
+	struct reparent_test t;
+	long drained;
+	int ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	ret = check_tcp(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+
+	if (holder_start(&s.f.h, &t, socket_open_charge, socket_open_query,
+			 &s) ||
+	    rt_remove_child(&t, K_SOCK))
+		goto cleanup;
+	ksft_print_msg("%s: the child's sockets held %ld KiB at rmdir\n",
+		       t.name, kib(t.child_last.v[K_SOCK]));
+
+	if (!check_released(&t, t.dying_base))
+		t.failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, its sockets open\n",
+			       t.name, t.released_at - t.removed_at);
+	if (!check_accounted(&t, keys, ARRAY_SIZE(keys)))
+		t.failed = true;
+
+	check_run(CHECK_UNCHARGED);
+	drained = holder_query(&s.f.h);
+	if (drained < 0) {
+		report(&t, 3, "the transfer through the removed child's connection failed\n");
+		goto cleanup;
+	}
+	ksft_print_msg("%s: %ld KiB drained and %d MiB sent through the connection from K\n",
+		       t.name, kib(drained), TRANSFER_SIZE >> 20);
+	holder_stop(&s.f.h);
+
+	exact = (struct key_range){ K_SOCK, t.base.v[K_SOCK], t.base.v[K_SOCK] };
+	if (!expect_ranges(&t, 3, t.parent, &exact, 1, UNCHARGE_TIMEOUT, &seen))
+		t.failed = true;
+	if (!check_uncharged(&t, keys, ARRAY_SIZE(keys), 0))
+		t.failed = true;
+	info_released_after_free(&t);
+
+cleanup:
+	socket_cleanup(&t);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * An inotify and a fanotify group made in C that outlive it, as a
+ * long-lived watcher handed to another cgroup does: they must not keep C
+ * dying, and the events queued after the rmdir must be charged to P, not
+ * lost to the dead C or to nobody. The holder makes both groups in C,
+ * watching a directory of its own, and moves to K. C must be released
+ * (check 1). Then FSNOTIFY_EVENTS inotify events are queued unread (an
+ * open and a close of one file, alternating so that none merges with the
+ * last), and P's slab must grow by at least half their size (check 2);
+ * reading them and closing the groups must bring P's slab back to within
+ * the tolerance of its baseline (check 3).
+ */
+#define FSNOTIFY_EVENTS		32768
+#define FSNOTIFY_EVENT_SIZE	32	/* sizeof(struct inotify_event_info), at least */
+
+static const char fsnotify_queue_knob[] = "/proc/sys/fs/inotify/max_queued_events";
+
+struct fsnotify_state {
+	struct holder h;
+	char dir[PATH_MAX];
+	char file[PATH_MAX];
+	int inotify;
+	int fanotify;
+	int nr_queries;
+};
+
+static int fsnotify_charge(void *arg)
+{
+	struct fsnotify_state *s = arg;
+
+	s->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (s->inotify < 0 ||
+	    inotify_add_watch(s->inotify, s->dir, IN_OPEN | IN_CLOSE) < 0)
+		return EXIT_FAILURE;
+	s->fanotify = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC |
+				    FAN_NONBLOCK, O_RDONLY);
+	if (s->fanotify < 0 ||
+	    fanotify_mark(s->fanotify, FAN_MARK_ADD,
+			  FAN_OPEN | FAN_CLOSE | FAN_EVENT_ON_CHILD,
+			  AT_FDCWD, s->dir))
+		return EXIT_FAILURE;
+
+	return EXIT_SUCCESS;
+}
+
+/*
+ * In K. First query: queue the events, return how many inotify queued.
+ * Second: read them all, and every fanotify event; return how many
+ * inotify events were read.
+ */
+static long fsnotify_query(void *arg)
+{
+	struct fsnotify_state *s = arg;
+	/* long: struct inotify_event is read in place */
+	long words[IO_CHUNK / sizeof(long)];
+	char *buf = (char *)words;
+	long nr = 0, i;
+	ssize_t n;
+	int fd, bytes;
+
+	if (s->nr_queries++ == 0) {
+		for (i = 0; i < FSNOTIFY_EVENTS / 2; i++) {
+			fd = open(s->file, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return -1;
+			close(fd);
+		}
+		if (ioctl(s->inotify, FIONREAD, &bytes))
+			return -1;
+		return bytes;
+	}
+
+	while ((n = read(s->inotify, buf, sizeof(words))) > 0) {
+		for (i = 0; i < n; ) {
+			struct inotify_event *ev = (void *)(buf + i);
+
+			i += sizeof(*ev) + ev->len;
+			nr++;
+		}
+	}
+	if (n < 0 && errno != EAGAIN)
+		return -1;
+	while ((n = read(s->fanotify, buf, sizeof(words))) > 0) {
+		struct fanotify_event_metadata *m = (void *)buf;
+		long len = n;
+
+		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len))
+			if (m->fd >= 0)
+				close(m->fd);
+	}
+	if (n < 0 && errno != EAGAIN)
+		return -1;
+	close_fd(&s->inotify);
+	close_fd(&s->fanotify);
+
+	return nr;
+}
+
+static int test_reparent_fsnotify(const char *root)
+{
+	static const int keys[] = { K_SLAB };
+	struct fsnotify_state s = { .inotify = -1, .fanotify = -1 };
+	char saved[32] = "", raised[32];
+	struct memcg_snap before, seen;
+	struct key_range grown;
+	struct reparent_test t;
+	long queued, nr;
+	int fd, ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC, O_RDONLY);
+	if (fd < 0 && errno == ENOSYS) {
+		rt_skip(&t, "no fanotify (CONFIG_FANOTIFY)\n");
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	if (fd < 0) {
+		report(&t, 0, "fanotify_init: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	close(fd);
+	if (!getcwd(s.dir, sizeof(s.dir) - 32) ||
+	    strlen(s.dir) > sizeof(s.dir) - 64) {
+		report(&t, 0, "getcwd: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	strcat(s.dir, "/memcg_reparent_fsnotify");
+	if (snprintf(s.file, sizeof(s.file), "%s/watched", s.dir) >=
+	    (int)sizeof(s.file)) {
+		report(&t, 0, "%s/watched: path too long\n", s.dir);
+		s.file[0] = '\0';
+		goto cleanup;
+	}
+	unlink(s.file);
+	rmdir(s.dir);
+	/* made here, not in C: C's only memory is the groups */
+	if (mkdir(s.dir, 0700)) {
+		report(&t, 0, "mkdir %s: %s\n", s.dir, strerror(errno));
+		goto cleanup;
+	}
+	fd = open(s.file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		report(&t, 0, "cannot create %s: %s\n", s.file, strerror(errno));
+		goto cleanup;
+	}
+	close(fd);
+	/* every event must stay queued: none may be dropped as overflow */
+	if (read_text(fsnotify_queue_knob, saved, sizeof(saved)) <= 0) {
+		report(&t, 0, "cannot read %s\n", fsnotify_queue_knob);
+		goto cleanup;
+	}
+	snprintf(raised, sizeof(raised), "%d", 2 * FSNOTIFY_EVENTS);
+	if (write_text(fsnotify_queue_knob, raised, strlen(raised)) < 0) {
+		report(&t, 0, "cannot write %s\n", fsnotify_queue_knob);
+		saved[0] = '\0';
+		goto cleanup;
+	}
+
+	if (holder_start(&s.h, &t, fsnotify_charge, fsnotify_query, &s) ||
+	    rt_remove_child(&t, -1))
+		goto cleanup;
+
+	if (!check_released(&t, t.dying_base))
+		t.failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, its groups open\n",
+			       t.name, t.released_at - t.removed_at);
+
+	check_run(CHECK_ACCOUNTED);
+	if (snap_memcg(t.parent, &before)) {
+		report(&t, 2, "cannot read %s\n", t.parent);
+		check_skip(CHECK_UNCHARGED, "check 2 could not read the parent");
+		goto cleanup;
+	}
+	queued = holder_query(&s.h);
+	if (queued < (long)FSNOTIFY_EVENTS * (long)sizeof(struct inotify_event)) {
+		report(&t, 2, "inotify queued %ld bytes of events, expected %ld\n",
+		       queued,
+		       (long)FSNOTIFY_EVENTS * (long)sizeof(struct inotify_event));
+		check_skip(CHECK_UNCHARGED,
+			   "the events were not queued, see check 2");
+		goto cleanup;
+	}
+	grown = (struct key_range){
+		K_SLAB,
+		before.v[K_SLAB] + FSNOTIFY_EVENTS * FSNOTIFY_EVENT_SIZE / 2,
+		LONG_MAX,
+	};
+	if (!expect_ranges(&t, 2, t.parent, &grown, 1, SETTLE_TIMEOUT, &seen))
+		t.failed = true;
+	ksft_print_msg("%s: P's slab grew by %ld KiB with %d events queued\n",
+		       t.name, kib(seen.v[K_SLAB] - before.v[K_SLAB]),
+		       FSNOTIFY_EVENTS);
+
+	check_run(CHECK_UNCHARGED);
+	nr = holder_query(&s.h);
+	if (nr != FSNOTIFY_EVENTS) {
+		report(&t, 3, "read %ld inotify events, expected %d\n", nr,
+		       FSNOTIFY_EVENTS);
+		goto cleanup;
+	}
+	holder_stop(&s.h);
+	if (!check_uncharged(&t, keys, ARRAY_SIZE(keys), 0))
+		t.failed = true;
+	info_released_after_free(&t);
+
+cleanup:
+	if (s.h.pid > 0) {
+		kill(s.h.pid, SIGKILL);
+		holder_stop(&s.h);
+	}
+	if (saved[0])
+		write_text(fsnotify_queue_knob, saved, strlen(saved));
+	if (s.file[0])
+		unlink(s.file);
+	if (s.dir[0])
+		rmdir(s.dir);
+	return rt_cleanup(&t, ret);
+}
+
+/*
+ * Anon memory of C that went to swap, kept by a task that moved to K: the
+ * swap records name C's id, and must not keep C dying. The holder faults
+ * SWAP_SIZE of anon memory in C (small pages, a pattern per page) and
+ * moves to K; memory.reclaim of C pushes it to swap (zswap, in the guest
+ * of the harness). C must be released (check 1) with P's
+ * memory.swap.current still holding what C had in swap (check 2). Then
+ * the holder reads every page back, which must hold its pattern, and
+ * exits: P's memory.swap.current must be back to its baseline, but for
+ * the freed slots that a CPU's swap slot cache has not given back yet
+ * (up to SWAP_SLOTS_CACHE pages per CPU: their uncharge waits for the
+ * cache), and memory.current within the stock tolerance (check 3).
+ */
+#define SWAP_SIZE		MB(32)
+#define SWAP_SLOTS_CACHE	64	/* SWAP_SLOTS_CACHE_SIZE */
+
+static int fault_anon_pattern(void *arg)
+{
+	struct file_state *s = arg;
+	size_t off;
+
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		return EXIT_FAILURE;
+	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->map == MAP_FAILED)
+		return EXIT_FAILURE;
+	for (off = 0; off < s->size; off += page_size)
+		memset((char *)s->map + off, 'a' + off / page_size % 26, page_size);
+
+	return EXIT_SUCCESS;
+}
+
+/* In K: read every page back (a swapin each); the pages that differ. */
+static long query_pattern(void *arg)
+{
+	struct file_state *s = arg;
+	long bad = 0;
+	size_t off, i;
+
+	for (off = 0; off < s->size; off += page_size) {
+		const char *p = (const char *)s->map + off;
+		char want = 'a' + off / page_size % 26;
+
+		for (i = 0; i < (size_t)page_size && p[i] == want; i++)
+			;
+		bad += i < (size_t)page_size;
+	}
+
+	return bad;
+}
+
+static int test_reparent_swap(const char *root)
+{
+	struct file_state s = FILE_STATE(SWAP_SIZE);
+	long base_swap, child_swap, parent_swap, swap, bad, slots;
+	struct reparent_test t;
+	char amount[32];
+	double start;
+	int ret;
+
+	ret = rt_setup(&t, root, __func__);
+	t.priv = &s;
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	base_swap = cg_read_long(t.parent, "memory.swap.current");
+	if (base_swap < 0) {
+		rt_skip(&t,
+			"no memory.swap.current (CONFIG_SWAP, swapaccount)\n");
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	if (holder_start(&s.h, &t, fault_anon_pattern, query_pattern, &s))
+		goto cleanup;
+
+	/* memory.reclaim may reclaim less than asked, and say EAGAIN */
+	snprintf(amount, sizeof(amount), "%ld", (long)SWAP_SIZE);
+	cg_write(t.child, "memory.reclaim", amount);
+	child_swap = cg_read_long(t.child, "memory.swap.current");
+	if (child_swap < SWAP_SIZE / 2) {
+		report(&t, 0,
+		       "memory.swap.current of the child: expected >= %d KiB after memory.reclaim, saw %ld KiB (is swap on?)\n",
+		       SWAP_SIZE / 2 / 1024, kib(child_swap));
+		goto cleanup;
+	}
+	ksft_print_msg("%s: the child had %ld KiB in swap at rmdir\n", t.name,
+		       kib(child_swap));
+	if (rt_remove_child(&t, -1))
+		goto cleanup;
+
+	if (!check_released(&t, t.dying_base))
+		t.failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, its swap still in use\n",
+			       t.name, t.released_at - t.removed_at);
+	check_run(CHECK_ACCOUNTED);
+	parent_swap = cg_read_long(t.parent, "memory.swap.current");
+	if (parent_swap < base_swap + child_swap - stat_tol()) {
+		report(&t, 2,
+		       "memory.swap.current of the parent: expected >= %ld KiB, saw %ld KiB\n",
+		       kib(base_swap + child_swap - stat_tol()), kib(parent_swap));
+		t.failed = true;
+	}
+
+	check_run(CHECK_UNCHARGED);
+	bad = holder_query(&s.h);
+	if (bad) {
+		report(&t, 3, "%ld of %ld pages read back wrong from swap (-1: the holder died)\n",
+		       bad, SWAP_SIZE / page_size);
+		goto cleanup;
+	}
+	holder_stop(&s.h);
+	slots = SWAP_SLOTS_CACHE * page_size * nr_cpus;
+	start = now();
+	do {
+		swap = cg_read_long(t.parent, "memory.swap.current");
+		if (swap >= base_swap && swap <= base_swap + slots)
+			break;
+		sleep_ms(STAT_POLL_MS);
+	} while (now() - start < UNCHARGE_TIMEOUT);
+	if (swap < base_swap || swap > base_swap + slots) {
+		report(&t, 3,
+		       "memory.swap.current of the parent: expected %ld..%ld KiB, saw %ld KiB %.1f s after the swap was freed\n",
+		       kib(base_swap), kib(base_swap + slots), kib(swap),
+		       now() - start);
+		t.failed = true;
+	} else {
+		ksft_print_msg("%s: %ld KiB of the parent's swap still in the swap slot caches\n",
+			       t.name, kib(swap - base_swap));
+	}
+	if (!check_uncharged(&t, NULL, 0, 0))
+		t.failed = true;
+	info_released_after_free(&t);
+
+cleanup:
+	file_free(&t);
+	return rt_cleanup(&t, ret);
+}
+
+static const struct memcg_reparent_subtest tests[] = {
+	{ test_reparent_socket_limit, "test_reparent_socket_limit",
+	  { [CHECK_NO_OOM] = "no_oom", [CHECK_NO_SLOWDOWN] = "no_slowdown" } },
+	{ test_reparent_socket_release, "test_reparent_socket_release",
+	  { [CHECK_RELEASED] = "released" } },
+	{ test_reparent_dirty_cgwb, "test_reparent_dirty_cgwb",
+	  { [CHECK_RELEASED] = "released", [CHECK_UNCHARGED] = "intact" } },
+	{ test_reparent_socket_open, "test_reparent_socket_open",
+	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "accounted",
+	    [CHECK_UNCHARGED] = "uncharged" } },
+	{ test_reparent_fsnotify, "test_reparent_fsnotify",
+	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "charged",
+	    [CHECK_UNCHARGED] = "uncharged" } },
+	{ test_reparent_swap, "test_reparent_swap",
+	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "accounted",
+	    [CHECK_UNCHARGED] = "uncharged" } },
+};
+
+int main(int argc, char **argv)
+{
+	return memcg_reparent_main(tests, ARRAY_SIZE(tests));
+}
