@@ -16,6 +16,7 @@ TOP = os.path.dirname(HERE)
 import compare  # noqa: E402,F401 (db/ and qemu-run/kernel/ on the path)
 import bench_table  # noqa: E402
 import flaky  # noqa: E402
+import insn_profile  # noqa: E402
 import metrics  # noqa: E402
 import offline_axes  # noqa: E402
 import store  # noqa: E402
@@ -258,6 +259,61 @@ def block_irqsoff(db):
             'the tracing.']
 
 
+def profiled_runs(db):
+    """For the newest profiling boot of a patched kernel (insn_profile rows
+    with calls): (label, workload, [original run ids], [patched run ids]),
+    the newest 3 clean runs of each with that workload (but its tag=);
+    None if there is no
+    such boot."""
+    q = (f"SELECT r.id, {LABEL}, r.workload FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+         "WHERE r.verdict = 'clean' AND r.id IN (SELECT run_id FROM insn_profile WHERE calls IS NOT NULL) "
+         "AND k.name {} 'original' ORDER BY r.started DESC, r.id DESC")
+    def knobs(w):     # tag= names the invocation, not the workload
+        return ' '.join(x for x in w.split() if not x.startswith('tag='))
+    newest = db.execute(q.format('!=')).fetchone()
+    if not newest:
+        return None
+    _, label, workload = newest
+    workload = knobs(workload)
+    b = [r[0] for r in db.execute(q.format('!=')) if r[1] == label and knobs(r[2]) == workload][:3]
+    a = [r[0] for r in db.execute(q.format('=')) if knobs(r[2]) == workload][:3]
+    return label, workload, a, b
+
+
+def block_insn(db):
+    """Where the series' extra instructions go: the functions whose kernel
+    instructions differ, ranges apart, between the newest profiling boots
+    of original and of the newest patched kernel (qemu-run/jobs/insn-profile.sh)."""
+    got = profiled_runs(db)
+    if not got or len(got[2]) < 2 or len(got[3]) < 2:
+        return ['No two profiling boots of each kernel with one workload in this database: '
+                '`NOBUILD=1 qemu-run/jobs/insn-profile.sh KERNEL parts=fast fast_reps=1 '
+                'fast_tests=charge,filefault,fault,spin`, twice for original and twice for patched, stores them.']
+    label, workload, a, b = got
+    pa, pb = insn_profile.db_profiles(db, a), insn_profile.db_profiles(db, b)
+    ta, tb = insn_profile.totals(pa), insn_profile.totals(pb)
+    rows = insn_profile.apart_rows(pa, pb)
+    total = sum(r[0] for r in rows)
+    ids = ', '.join(map(str, a)) + ' (original) and ' + ', '.join(map(str, b)) + f' ({label})'
+    out = [f'Runs {ids}: `qemu-run/jobs/insn-profile.sh` boots, knobs `{workload}`; '
+           f'`qemu-run/jobs/insn-profile.sh --diff --a RUN... --b RUN...` prints the same from their folders.',
+           '',
+           f'Kernel instructions: original {min(ta)}-{max(ta)}, {label} {min(tb)}-{max(tb)} '
+           f'({compare.pct(sum(ta) / len(ta), sum(tb) / len(tb), 2)} of the means). '
+           f'{len(rows)} functions have ranges apart; their differences sum to {total:+.0f}.',
+           '',
+           '| function | patched - original (mean) | calls, original | calls, patched | per call, original '
+           '| per call, patched |',
+           '| --- | --- | --- | --- | --- | --- |']
+    for d, k, va, vb, xa, xb in rows[:15]:
+        out.append(f'| {k} | {d:+.0f} | {"-" if xa is None else f"{xa:.0f}"} | {"-" if xb is None else f"{xb:.0f}"} '
+                   f'| {insn_profile.per_call(sum(va) / len(va), xa)} | {insn_profile.per_call(sum(vb) / len(vb), xb)} |')
+    out += ['', 'calls: the runs of the block at the function\'s first instruction (a function that costs more '
+            'per call got longer; one called more often is on more paths); "-": not counted, or a function '
+            'with no entry block in the profile.']
+    return out
+
+
 BLOCKS = {
     'measured-kselftest': block_kselftest,
     'measured-metrics': block_metrics,
@@ -265,6 +321,7 @@ BLOCKS = {
     'measured-bench': block_bench,
     'measured-offline-axes': block_offline_axes,
     'measured-irqsoff': block_irqsoff,
+    'measured-insn': block_insn,
     'measured-reclaim': block_reclaim,
     'measured-stress': block_stress,
 }

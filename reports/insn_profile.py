@@ -77,31 +77,55 @@ def mean_calls(profiles, k):
     return sum(p[k][1] if k in p else 0 for p in counted) / len(counted)
 
 
-def diff_many(a_runs, b_runs, n):
-    pa = [profile(r) for r in a_runs]
-    pb = [profile(r) for r in b_runs]
+def apart_rows(pa, pb):
+    """The functions whose instructions differ between two lists of
+    profiles ({function: (insns, calls)}, one per boot) with ranges apart:
+    [(mean B - A, function, [A insns], [B insns], mean calls A, mean calls
+    B)], the largest difference first."""
     fa = [{k: v for k, (v, _) in p.items()} for p in pa]
     fb = [{k: v for k, (v, _) in p.items()} for p in pb]
-    ta, tb = [sum(f.values()) for f in fa], [sum(f.values()) for f in fb]
-    print(f'A: {len(a_runs)} runs of {meta(a_runs[0]).get("kernel")}, kernel instructions {min(ta)}-{max(ta)}')
-    print(f'B: {len(b_runs)} runs of {meta(b_runs[0]).get("kernel")} {meta(b_runs[0]).get("series_key", "")[:8]}, '
-          f'kernel instructions {min(tb)}-{max(tb)}')
     rows = []
     for k in set().union(*fa, *fb):
         va, vb = [f.get(k, 0) for f in fa], [f.get(k, 0) for f in fb]
         if compare.overlap(va, vb) == 'apart':
             d = sum(vb) / len(vb) - sum(va) / len(va)
-            rows.append((d, k, va, vb))
-    rows.sort(key=lambda r: -abs(r[0]))
+            rows.append((d, k, va, vb, mean_calls(pa, k), mean_calls(pb, k)))
+    rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+    return rows
+
+
+def totals(profiles):
+    return [sum(v for v, _ in p.values()) for p in profiles]
+
+
+def diff_many(a_runs, b_runs, n):
+    pa = [profile(r) for r in a_runs]
+    pb = [profile(r) for r in b_runs]
+    ta, tb = totals(pa), totals(pb)
+    print(f'A: {len(a_runs)} runs of {meta(a_runs[0]).get("kernel")}, kernel instructions {min(ta)}-{max(ta)}')
+    print(f'B: {len(b_runs)} runs of {meta(b_runs[0]).get("kernel")} {meta(b_runs[0]).get("series_key", "")[:8]}, '
+          f'kernel instructions {min(tb)}-{max(tb)}')
+    rows = apart_rows(pa, pb)
     total = sum(r[0] for r in rows)
     print(f'functions whose ranges are apart: {len(rows)}, their mean difference B - A: {total:+.0f}')
     print(f'{"B - A (mean)":>14} {"A [min-max]":>25} {"B [min-max]":>25} {"calls A":>9} {"calls B":>9} '
           f'{"A/call":>7} {"B/call":>7}  function')
-    for d, k, va, vb in rows[:n]:
-        xa, xb = mean_calls(pa, k), mean_calls(pb, k)
+    for d, k, va, vb, xa, xb in rows[:n]:
         print(f'{d:+14.0f} {f"{min(va)}-{max(va)}":>25} {f"{min(vb)}-{max(vb)}":>25} '
               f'{"-" if xa is None else f"{xa:.0f}":>9} {"-" if xb is None else f"{xb:.0f}":>9} '
               f'{per_call(sum(va) / len(va), xa):>7} {per_call(sum(vb) / len(vb), xb):>7}  {k}')
+
+
+def db_profiles(db, run_ids):
+    """The stored profiles of run_ids (the insn_profile table), in that order."""
+    out = []
+    for rid in run_ids:
+        p = {}
+        for func, insns, calls in db.execute('SELECT function, insns, calls FROM insn_profile WHERE run_id = ?',
+                                             (rid,)):
+            p[func] = (insns, calls)
+        out.append(p)
+    return out
 
 
 def main(argv):

@@ -162,6 +162,30 @@ class Blocks(unittest.TestCase):
         self.assertIn('knobs: parts=reclaim', t)
         self.assertLess(t.index('--batch v3 '), t.index('--batch v2-new '))
 
+    def test_insn_block_lists_the_functions_apart(self):
+        self.assertIn('No two profiling boots', self.text('measured-insn'))
+        ids = {}
+        for i, k in enumerate(('original', 'patched', 'original', 'patched')):
+            d = os.path.join(self.tmp, f'prof{i}')
+            fake_run.bench_run(d, k, started=f'2026-12-04T0{i}:00:00Z', tag=f'20261204-0{i}0000-bench')
+            set_meta(d, series_key='abcdef12' if k == 'patched' else '')
+            self.store(d)
+            rid = self.db.execute('SELECT max(id) FROM runs').fetchone()[0]
+            ids.setdefault(k, []).append(rid)
+            extra = 10 if k == 'patched' else 0
+            rows = [('folio_memcg', 1000 + 100 * extra + i, 100), ('noise', 5000 + 7 * i, 50),
+                    ('new_helper', 300 * (k == 'patched'), 30 * (k == 'patched'))]
+            self.db.executemany('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
+                                [(rid, f, n, c) for f, n, c in rows if n])
+        self.db.commit()
+        t = self.text('measured-insn')
+        self.assertIn(f'Runs {ids["original"][1]}, {ids["original"][0]} (original) and '
+                      f'{ids["patched"][1]}, {ids["patched"][0]} (patched@abcdef12)', t)
+        self.assertIn('| folio_memcg | +1001 | 100 | 100 | 10.0 | 20.0 |', t)
+        self.assertIn('| new_helper | +300 | 0 | 30 | - | 10.0 |', t)
+        self.assertNotIn('| noise |', t)      # its ranges overlap
+        self.assertIn('2 functions have ranges apart; their differences sum to +1301', t)
+
     def test_stress_block_shows_the_end_record(self):
         d = os.path.join(self.tmp, 'stress')
         fake_run.stress_run(d)
