@@ -295,12 +295,15 @@ def block_insn(db):
     rows = insn_profile.apart_rows(pa, pb)
     total = sum(r[0] for r in rows)
     ids = ', '.join(map(str, a)) + ' (original) and ' + ', '.join(map(str, b)) + f' ({label})'
-    out = [f'Runs {ids}: `qemu-run/jobs/insn-profile.sh` boots, knobs `{workload}`; '
+    what = ' '.join(w for w in workload.split() if w.split('=')[0] in ('parts', 'fast_reps', 'fast_tests'))
+    out = [f'Runs {ids}: `qemu-run/jobs/insn-profile.sh KERNEL {what}` boots; '
            f'`qemu-run/jobs/insn-profile.sh --diff --a RUN... --b RUN...` prints the same from their folders.',
            '',
-           f'Kernel instructions: original {min(ta)}-{max(ta)}, {label} {min(tb)}-{max(tb)} '
-           f'({compare.pct(sum(ta) / len(ta), sum(tb) / len(tb), 2)} of the means). '
-           f'{len(rows)} functions have ranges apart; their differences sum to {total:+.0f}.',
+           f'Kernel instructions per boot, the boot and idle included: original {min(ta)}-{max(ta)}, '
+           f'{label} {min(tb)}-{max(tb)}. {len(rows)} functions have ranges apart; their differences sum to '
+           f'{total:+.0f}; those on the memcg paths repeat to within a few hundred instructions from boot to '
+           'boot, others (the scheduler\'s balancing, the entropy pool) move by a few % and can fall apart '
+           'by chance with few boots. The 15 largest:',
            '',
            '| function | patched - original (mean) | calls, original | calls, patched | per call, original '
            '| per call, patched |',
