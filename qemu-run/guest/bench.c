@@ -56,6 +56,11 @@
  *   fast.tcp_mibps       a TCP stream over 127.0.0.1 between two processes
  *                        of the cgroup on one CPU: every socket buffer is
  *                        charged and uncharged (tcp_mb, x tcp_loops)
+ *   fast.jobs_per_s      jobs in a row, each in a memcg of its own under the
+ *                        test's cgroup: mkdir, a task that appends jobs_kb to
+ *                        a shared log, writes a jobs_kb file and deletes the
+ *                        file of the job 4 before it, exits; rmdir (what the
+ *                        soak's churn does, timed: offline included); x jobs
  *   fast.spin_mops       the control: a loop in user space, no syscalls,
  *                        no faults; the kernel plays no part in it, so its
  *                        spread and delta are those of the emulator and
@@ -121,7 +126,7 @@ static struct knob knobs[] = {
 	{ "probe_ms", K_NUM, 1000, NULL, "offline: the cgroup_mutex probe runs this long after each rmdir" },
 	{ "probe_us", K_NUM, 500, NULL, "offline: pause between two probe operations" },
 	{ "fast_reps", K_NUM, 5, NULL, "fast: reps of each test" },
-	{ "fast_tests", K_STR, 0, "read,fault,charge,ctxsw,spin,filefault,truncate,fork,tcp,squeeze", "fast: the tests to run" },
+	{ "fast_tests", K_STR, 0, "read,fault,charge,ctxsw,spin,filefault,truncate,fork,tcp,squeeze,jobs", "fast: the tests to run" },
 	{ "read_mb", K_NUM, 64, NULL, "fast.read: file size, MiB" },
 	{ "read_passes", K_NUM, 16, NULL, "fast.read: passes over it per rep" },
 	{ "anon_mb", K_NUM, 64, NULL, "fast.fault: anon memory per loop, MiB" },
@@ -144,6 +149,8 @@ static struct knob knobs[] = {
 	{ "squeeze_mb", K_NUM, 16, NULL, "fast.squeeze: memory.max of the cgroup, MiB" },
 	{ "squeeze_file_mb", K_NUM, 64, NULL, "fast.squeeze: file read under it, MiB" },
 	{ "squeeze_passes", K_NUM, 4, NULL, "fast.squeeze: passes over the file per rep" },
+	{ "jobs", K_NUM, 400, NULL, "fast.jobs: jobs per rep" },
+	{ "jobs_kb", K_NUM, 16, NULL, "fast.jobs: KiB each job appends to the log and writes to its file" },
 	{ "squeeze_on", K_STR, 0, "ram", "fast.squeeze: ram, the page cache of /dev/ram0 (brd: instructions), or disk, a file in dir (emulated disk I/O)" },
 	{ "lru", K_STR, 0, "gen,classic", "reclaim: LRU modes to run, gen (MGLRU) and/or classic (/sys/kernel/mm/lru_gen/enabled)" },
 	{ "reclaim_reps", K_NUM, 3, NULL, "reclaim: reps per LRU mode" },
@@ -930,6 +937,7 @@ static void part_offline(void)
 
 static int res_pipe[2];
 static long fast_rep;
+static char fast_cg[300];	/* the test's cgroup (fast.jobs makes its jobs there) */
 
 static void send_rate(double rate)
 {
@@ -1234,6 +1242,75 @@ static int fast_squeeze(long arg)
 	return 0;
 }
 
+/* A job of fast.jobs, in its own memcg: see part "fast" above. */
+static int job_body(const char *dir, long i, long len)
+{
+	char p[400];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/fast-jobs-log", dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0 || write(fd, chunk, len) != len)
+		return 1;
+	close(fd);
+	snprintf(p, sizeof(p), "%s/fast-jobs-%ld", dir, i);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, chunk, len) != len)
+		return 1;
+	close(fd);
+	snprintf(p, sizeof(p), "%s/fast-jobs-%ld", dir, i - 4);
+	if (unlink(p) && errno != ENOENT)
+		return 1;
+	return 0;
+}
+
+/*
+ * Jobs in a row, each in a memcg of its own that is removed when it ends,
+ * with a little page cache left dirty: the churn of the soak, timed.  The
+ * rate counts the whole job, its memcg's offline included, since the next
+ * mkdir waits for cgroup_mutex that offline holds.  It runs in
+ * <test cgroup>/driver, the jobs in <test cgroup>/job-<i>.
+ */
+static int fast_jobs(long arg)
+{
+	long n = NUM("jobs"), len = NUM("jobs_kb") << 10, i;
+	long long t = 0;
+	char cg[400], p[450], pid[32];
+	int status;
+	pid_t c;
+
+	(void)arg;
+	alarm(CHILD_SECS);
+	pin(NUM("cpu"));
+	if (len > (long)sizeof(chunk))
+		return 1;
+	for (i = -n / 10; i < n + 4; i++) {   /* a tenth to warm up */
+		if (i == 0)
+			t = now_ns();
+		if (i == n) {
+			t = now_ns() - t;
+			len = 0;	/* the last 4 only delete */
+		}
+		snprintf(cg, sizeof(cg), "%s/job-%ld", fast_cg, i + n);
+		if (mkcg(cg, 0))
+			return 1;
+		c = fork();
+		if (c < 0)
+			return 1;
+		if (c == 0) {
+			snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
+			snprintf(pid, sizeof(pid), "%d", getpid());
+			_exit(write_str(p, pid) || (len && job_body(STR("dir"), i, len)) ? 1 : 0);
+		}
+		if (waitpid(c, &status, 0) != c || status || rmcg(cg))
+			return 1;
+	}
+	snprintf(p, sizeof(p), "%s/fast-jobs-log", STR("dir"));
+	unlink(p);
+	send_rate(n / (t / 1e9));
+	return 0;
+}
+
 /*
  * Fork and exit of a task with a large anon mapping: the child exits at
  * once, the parent waits.  Page tables are copied and torn down; the anon
@@ -1352,6 +1429,7 @@ static void part_fast(void)
 		{ "fork", "fast.fork_per_s", "forks/s", fast_fork, NUM("fork_mb") << 10 },
 		{ "tcp", "fast.tcp_mibps", "MiB/s", fast_tcp, NUM("tcp_mb") << 10 },
 		{ "squeeze", "fast.squeeze_mibps", "MiB/s", fast_squeeze, NUM("squeeze_file_mb") << 10 },
+		{ "jobs", "fast.jobs_per_s", "jobs/s", fast_jobs, NUM("jobs_kb") },
 	};
 	int n = sizeof(tests) / sizeof(tests[0]), order[16], picked[16], run[16] = { 0 }, i, status;
 	const char *names[16];
@@ -1382,9 +1460,19 @@ static void part_fast(void)
 			settle();
 			fast_rep = rep;
 			snprintf(cg, sizeof(cg), "%s/fast-%s-%ld", STR("parent"), ft->name, rep);
-			if (mkcg(cg, 0)) {
+			snprintf(fast_cg, sizeof(fast_cg), "%s", cg);
+			if (mkcg(cg, ft->fn == fast_jobs)) {
 				fail("fast: mkdir %s: %s", cg, strerror(errno));
 				continue;
+			}
+			if (ft->fn == fast_jobs) {
+				/* a cgroup with children's controllers holds no task */
+				if (snprintf(cg, sizeof(cg), "%s/driver", fast_cg) >= (int)sizeof(cg) ||
+				    mkcg(cg, 0)) {
+					fail("fast: mkdir %s: %s", cg, strerror(errno));
+					rmcg(fast_cg);
+					continue;
+				}
 			}
 			if (ft->fn == fast_squeeze) {
 				char max[32];
@@ -1407,6 +1495,8 @@ static void part_fast(void)
 			}
 			if (rmcg(cg))
 				fail("fast: rmdir %s: %s", cg, strerror(errno));
+			if (ft->fn == fast_jobs && rmcg(fast_cg))
+				fail("fast: rmdir %s: %s", fast_cg, strerror(errno));
 			record("@@ progress part=fast done=%ld of=%ld t_ms=%lld", ++done,
 			       nrun * NUM("fast_reps"), (now_ns() - t_start) / 1000000);
 			flush_records();
