@@ -138,7 +138,8 @@ def block_metrics(db):
            'a removed child that sat at its memory.max; `ref_ms`, the same through a live sibling\'s; '
            '`oom`, `oom_kill`, `max`: the parent\'s memory.events during the transfer.  test_reparent_dirty_cgwb: '
            '`release_s`, seconds from the rmdir of a child that left a dirty file to its release (the wait ends at '
-           '20 s), `released` 1 or 0.', '']
+           '20 s), `released` 1 or 0; `written_pages`, pages written from the rmdir to the release (or the end '
+           'of the wait), of the `dirtied_pages` the child left dirty.', '']
     out += table(['test:subtest', 'figure', 'kernel', 'n', 'median [min-max]'], rows)
     lg = legend(label_order(labels, order))
     return out + ([''] + [lg] if lg else [])

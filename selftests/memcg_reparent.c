@@ -133,6 +133,9 @@ int snap_memcg(const char *cgroup, struct memcg_snap *s)
 	return 0;
 }
 
+/* The TAP names of the checks of the subtest that runs, if it has its own */
+static const char * const *cur_checks;
+
 static const char * const check_names[NR_CHECKS] = {
 	[CHECK_SETUP]		= "setup",
 	[CHECK_RELEASED]	= "css released",
@@ -210,7 +213,9 @@ void report(struct reparent_test *t, int check, const char *fmt, ...)
 
 	t->failed = true;
 	check_state[check] = CHECK_FAILED;
-	printf("# %s: check %d (%s): ", t->name, check, check_names[check]);
+	printf("# %s: check %d (%s): ", t->name, check,
+	       cur_checks && cur_checks[check] ? cur_checks[check] :
+	       check_names[check]);
 	va_start(args, fmt);
 	vprintf(fmt, args);
 	va_end(args);
@@ -1315,7 +1320,9 @@ int memcg_reparent_main(const struct memcg_reparent_subtest *tests, int nr)
 		}
 		memset(check_state, 0, sizeof(check_state));
 		memset(check_why, 0, sizeof(check_why));
+		cur_checks = tests[i].checks;
 		report_checks(&tests[i], tests[i].fn(root));
+		cur_checks = NULL;
 	}
 
 	cleanup_nudge();

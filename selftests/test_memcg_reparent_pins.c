@@ -12,8 +12,10 @@
  *  charged    what is charged after the rmdir goes to the parent (check 2
  *             of test_reparent_fsnotify);
  *  uncharged  freeing it brings the parent back to its baseline (check 3);
- *  intact     the child's dirty file reads back as written (check 3 of
- *             test_reparent_dirty_cgwb);
+ *  deferred   the child's dirty file was not written because it was
+ *             removed (check 2 of test_reparent_dirty_cgwb);
+ *  intact     once synced and dropped from the page cache, it reads back
+ *             from the disk as written (check 3 of test_reparent_dirty_cgwb);
  *  no_oom     test_reparent_socket_limit: no memcg OOM in the parent while
  *             the removed child's sockets are used, nor during the test;
  *  no_slowdown  and the transfer through them is not slower than through
@@ -496,9 +498,17 @@ static int test_reparent_socket_release(const char *root)
  * periodic run (dirty_writeback_centisecs, 5 s by default), and every job
  * that ended with unwritten data stayed dying that long. Here both that
  * period and the dirty expiry are raised to DIRTY_CGWB_FLUSH_S, longer than
- * the wait, so that only writeback started at offline can release C within
- * dying_timeout. The data must then read back whole. No sync: it would
- * clean the inode itself.
+ * the wait, so that nothing but the offline itself can release C within
+ * dying_timeout (released). No sync: it would clean the inode itself.
+ *
+ * The rmdir must not write the data either (deferred): writing a job's
+ * dirty pages when it ends writes what the flusher would have coalesced
+ * or never written, a file deleted by the next job. Fewer than half of
+ * C's pages may be written between the rmdir and the release (or the end
+ * of the wait): the ext4 journal's commits write a few. Then the file is
+ * synced, dropped from the page cache and read back from the disk: its
+ * writeback, through whichever wb the inode has now, wrote it whole
+ * (intact).
  */
 #define DIRTY_CGWB_SIZE		MB(4)
 #define DIRTY_CGWB_FLUSH_S	120
@@ -526,16 +536,39 @@ static int dirty_cgwb_charge(void *arg)
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-static bool dirty_cgwb_intact(struct dirty_cgwb_state *s)
+/* The pages written back since boot, from /proc/vmstat, or -1 */
+static long vmstat_nr_written(void)
+{
+	char buf[8 * PAGE_SIZE];
+
+	if (read_text("/proc/vmstat", buf, sizeof(buf)) <= 0)
+		return -1;
+
+	return cg_parse_key_long(buf, "nr_written");
+}
+
+/* Sync the file, drop its pages and read it back from the disk */
+static bool dirty_cgwb_intact(struct reparent_test *t,
+			      struct dirty_cgwb_state *s)
 {
 	char buf[IO_CHUNK];
 	size_t off = 0;
 	ssize_t n, i;
-	int fd;
+	int fd, err;
 
 	fd = open(s->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		report(t, CHECK_UNCHARGED, "open %s: %s\n", s->path,
+		       strerror(errno));
 		return false;
+	}
+	err = fsync(fd) ? errno : posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (err) {
+		report(t, CHECK_UNCHARGED, "cannot sync and drop %s: %s\n",
+		       s->path, strerror(err));
+		close(fd);
+		return false;
+	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < n; i++)
 			if (buf[i] != 'c')
@@ -545,8 +578,12 @@ static bool dirty_cgwb_intact(struct dirty_cgwb_state *s)
 		off += n;
 	}
 	close(fd);
-
-	return n == 0 && off == DIRTY_CGWB_SIZE;
+	if (n == 0 && off == DIRTY_CGWB_SIZE)
+		return true;
+	report(t, CHECK_UNCHARGED,
+	       "%s does not read back from the disk as written: %zu of %ld bytes\n",
+	       s->path, off, (long)DIRTY_CGWB_SIZE);
+	return false;
 }
 
 static int test_reparent_dirty_cgwb(const char *root)
@@ -554,8 +591,8 @@ static int test_reparent_dirty_cgwb(const char *root)
 	struct dirty_cgwb_state s = { .path = "" };
 	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" }, raised[32];
 	struct reparent_test t;
+	long dying, written, after, pages = DIRTY_CGWB_SIZE / page_size;
 	double waited;
-	long dying;
 	int ret, i;
 
 	ret = rt_setup(&t, root, __func__);
@@ -580,6 +617,11 @@ static int test_reparent_dirty_cgwb(const char *root)
 		report(&t, 0, "cannot write %s in the child\n", s.path);
 		goto cleanup;
 	}
+	written = vmstat_nr_written();
+	if (written < 0) {
+		report(&t, 0, "cannot read nr_written in /proc/vmstat\n");
+		goto cleanup;
+	}
 	if (rt_remove_child(&t, K_FILE_DIRTY))
 		goto cleanup;
 	t.checked = true;
@@ -594,11 +636,22 @@ static int test_reparent_dirty_cgwb(const char *root)
 		ksft_print_msg("%s: released %.2f s after rmdir\n", t.name, waited);
 	ksft_print_msg("METRIC %s release_s=%.2f released=%d\n", t.name, waited,
 		       dying == t.dying_base);
-	/* "intact": the data of the file the child left dirty */
+	/* "deferred": the rmdir did not write the child's dirty pages */
+	check_run(CHECK_ACCOUNTED);
+	after = vmstat_nr_written();
+	written = after - written;
+	ksft_print_msg("METRIC %s written_pages=%ld dirtied_pages=%ld\n",
+		       t.name, written, pages);
+	if (after < 0)
+		report(&t, CHECK_ACCOUNTED,
+		       "cannot read nr_written in /proc/vmstat after the rmdir\n");
+	else if (written >= pages / 2)
+		report(&t, CHECK_ACCOUNTED,
+		       "%ld pages written between the rmdir and %.1f s after it, of the %ld the child left dirty with the flusher's expiry at %d s\n",
+		       written, waited, pages, DIRTY_CGWB_FLUSH_S);
+	/* "intact": the data of the file the child left dirty, from the disk */
 	check_run(CHECK_UNCHARGED);
-	if (!dirty_cgwb_intact(&s))
-		report(&t, CHECK_UNCHARGED, "%s does not read back as written\n",
-		       s.path);
+	dirty_cgwb_intact(&t, &s);
 
 cleanup:
 	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
@@ -1112,7 +1165,8 @@ static const struct memcg_reparent_subtest tests[] = {
 	{ test_reparent_socket_release, "test_reparent_socket_release",
 	  { [CHECK_RELEASED] = "released" } },
 	{ test_reparent_dirty_cgwb, "test_reparent_dirty_cgwb",
-	  { [CHECK_RELEASED] = "released", [CHECK_UNCHARGED] = "intact" } },
+	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "deferred",
+	    [CHECK_UNCHARGED] = "intact" } },
 	{ test_reparent_socket_open, "test_reparent_socket_open",
 	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "accounted",
 	    [CHECK_UNCHARGED] = "uncharged" } },
