@@ -1763,7 +1763,7 @@ static void part_reclaim(void)
 int main(int argc, char **argv)
 {
 	char words[2048], *s, *tok, *save = NULL;
-	int offline = 0, fast = 0, reclaim = 0, rc;
+	int offline = 0, fast = 0, reclaim = 0, rc, i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	knob_parse("bench", knobs, argc, argv);
@@ -1789,13 +1789,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench: reps, counts and sizes must be > 0 (charge_kb at most 1024)\n");
 		return 2;
 	}
-	if (strcmp(STR("squeeze_on"), "ram") && strcmp(STR("squeeze_on"), "disk")) {
-		fprintf(stderr, "bench: squeeze_on is ram or disk, not '%s'\n", STR("squeeze_on"));
-		return 2;
-	}
-	if (strcmp(STR("jobs_on"), "ram") && strcmp(STR("jobs_on"), "disk")) {
-		fprintf(stderr, "bench: jobs_on is ram or disk, not '%s'\n", STR("jobs_on"));
-		return 2;
+	for (i = 0; i < 2; i++) {
+		const char *k = i ? "jobs_on" : "squeeze_on";
+
+		if (strcmp(STR(k), "ram") && strcmp(STR(k), "disk")) {
+			fprintf(stderr, "bench: %s is ram or disk, not '%s'\n", k, STR(k));
+			return 2;
+		}
 	}
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (NUM("cpu") >= ncpus)
