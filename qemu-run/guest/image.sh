@@ -52,6 +52,17 @@ for tool in "$TOP"/qemu-run/guest/*.c; do
 		die "guest tool $(basename "$tool") failed to build"
 done
 install -m 0755 "$TOP/qemu-run/guest/init" "$root/init"
+# bench's fast.jobs runs on an ext4 with a journal on the RAM disk
+# /dev/ram1 (jobs_fs=ext4): busybox's mke2fs makes no journal, so the
+# file system is made here, as large as the RAM disk (base.config
+# CONFIG_BLK_DEV_RAM_SIZE), and written there by the guest.
+ramkb=$(sed -n 's/^CONFIG_BLK_DEV_RAM_SIZE=//p' "$TOP/qemu-run/kernel/config/base.config")
+[[ "$ramkb" =~ ^[0-9]+$ ]] || die "base.config sets no CONFIG_BLK_DEV_RAM_SIZE"
+rm -f "$GUEST/jobs-ext4.img"
+mke2fs -q -F -t ext4 -L fast-jobs "$GUEST/jobs-ext4.img" "${ramkb}k" ||
+	die "mke2fs of the fast.jobs image failed"
+gzip -9 -c "$GUEST/jobs-ext4.img" >"$root/jobs-ext4.img.gz"
+rm -f "$GUEST/jobs-ext4.img"
 install -m 0644 "$TOP/qemu-run/guest/lava-demux.awk" "$root/lava-demux.awk"
 # test_memcontrol's socket test resolves "localhost" with getaddrinfo():
 # static glibc loads the NSS "files" backend from the shared libraries.
