@@ -32,6 +32,14 @@ def meta(run_dir):
     return read_meta(os.path.join(run_dir, 'meta'))
 
 
+def counted(run_dir):
+    """What a run's profile counts: the whole boot, or from a mark on."""
+    parts = (meta(run_dir).get('profile_from') or '').split(',')
+    mark = [p for p in parts if p.startswith('sync:')]
+    where = f'counted from sync call {mark[0][5:]}' if mark else 'the whole boot'
+    return where + (', user space included' if 'user' in parts else '')
+
+
 def per_call(insns, calls):
     """Instructions per call, as text ("-" without calls)."""
     return f'{insns / calls:.1f}' if calls else '-'
@@ -44,7 +52,7 @@ def calls_text(calls):
 def top(run_dir, n):
     f = profile(run_dir)
     total = sum(v for v, _ in f.values())
-    print(f'{run_dir}: {total} kernel instructions')
+    print(f'{run_dir}: {total} kernel instructions ({counted(run_dir)})')
     print(f'{"instructions":>14} {"share":>7} {"calls":>10} {"per call":>9}  function')
     for name, (c, calls) in sorted(f.items(), key=lambda kv: -kv[1][0])[:n]:
         print(f'{c:14d} {100 * c / total:6.2f}% {calls_text(calls):>10} {per_call(c, calls):>9}  {name}')
@@ -56,8 +64,10 @@ def diff(a, b, n):
     ca, cb = ({k: c for k, (_, c) in p.items()} for p in (pa, pb))
     ta, tb = sum(fa.values()), sum(fb.values())
     rows = sorted(((fb.get(k, 0) - fa.get(k, 0), k) for k in set(fa) | set(fb)), key=lambda r: -abs(r[0]))
-    print(f'A {a}: {ta} kernel instructions ({meta(a).get("kernel")} {meta(a).get("series_key", "")[:8]})')
-    print(f'B {b}: {tb} kernel instructions ({meta(b).get("kernel")} {meta(b).get("series_key", "")[:8]})')
+    print(f'A {a}: {ta} kernel instructions ({meta(a).get("kernel")} {meta(a).get("series_key", "")[:8]}, '
+          f'{counted(a)})')
+    print(f'B {b}: {tb} kernel instructions ({meta(b).get("kernel")} {meta(b).get("series_key", "")[:8]}, '
+          f'{counted(b)})')
     print(f'B - A: {tb - ta:+d} ({compare.pct(ta, tb, 2)})')
     shown = 0
     print(f'{"B - A":>12} {"A":>12} {"B":>12} {"calls A":>9} {"calls B":>9} {"A/call":>7} {"B/call":>7}  function')

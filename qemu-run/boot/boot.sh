@@ -90,7 +90,27 @@ else
 fi
 cmdline=$(guest_cmdline "$kernel" "$job" ${lava[@]+"${lava[@]}"} "$@") || exit 1
 profile=()
-[ "${PROFILE:-0}" = 1 ] && profile=(-plugin "$BUILD/plugin/insn_by_tb.so,out=$RUN_DIR/insn.txt")
+profile_from=
+if [ "${PROFILE:-0}" = 1 ]; then
+	plugin="$BUILD/plugin/insn_by_tb.so,out=$RUN_DIR/insn.txt"
+	# FROM_SYNC=K: count from the guest's K-th sync(2) on (the plugin zeroes
+	# its counters there), leaving out the boot and what came before.
+	if [ -n "${FROM_SYNC:-}" ]; then
+		[[ "$FROM_SYNC" =~ ^[1-9][0-9]*$ ]] || die "FROM_SYNC is a count of sync(2) calls from 1, not '$FROM_SYNC'"
+		smap="${image%/arch/x86/boot/bzImage}/System.map"
+		addr=$(awk '$3 == "__x64_sys_sync" && $2 ~ /^[tT]$/ { print $1; exit }' "$smap" 2>/dev/null) || true
+		[ -n "$addr" ] || die "no __x64_sys_sync in $smap: FROM_SYNC cannot place its mark"
+		plugin+=",mark=0x$addr,from=$FROM_SYNC"
+		profile_from="sync:$FROM_SYNC"
+	fi
+	# PROFILE_USER=1: count user space's blocks too (one entry, "(user)"):
+	# with the kernel's, every instruction the guest executed.
+	if [ "${PROFILE_USER:-0}" = 1 ]; then
+		plugin+=",min=0"
+		profile_from+="${profile_from:+,}user"
+	fi
+	profile=(-plugin "$plugin")
+fi
 
 cat >"$RUN_DIR/meta" <<META
 kernel=$kernel
@@ -105,6 +125,7 @@ image=$image
 $(build_ids "${image%/arch/x86/boot/bzImage}")
 cmdline=$cmdline
 append=${APPEND:-}
+profile_from=$profile_from
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 META
 

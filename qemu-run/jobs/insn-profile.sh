@@ -9,6 +9,14 @@
 #   qemu-run/jobs/insn-profile.sh --diff RUN_DIR_A RUN_DIR_B  the functions whose counts differ most
 #   qemu-run/jobs/insn-profile.sh --diff --a RUN... --b RUN...  with ranges, only the functions apart
 #
+# FROM_SYNC=K counts only from the guest's K-th sync(2) on: the bench syncs
+# before each fast rep, so FROM_SYNC=2 leaves out the boot (whose entropy
+# gathering and I/O timing vary from boot to boot by more than a rep's
+# difference between kernels) and the first rep.  Two runs that differ only
+# in fast_reps then differ by whole reps: the cost of the reps alone.
+# PROFILE_USER=1 counts user space's instructions too (one entry, "(user)"):
+# the total is then every instruction the guest ran, which with the guest
+# time the bench measured tells CPU work from time no vCPU ran.
 # KERNEL_IMAGE boots an image built elsewhere (as for boot.sh).  The run
 # folder keeps insn.txt (instructions per block address) and the System.map
 # path in its meta (image=); the runs database gets the bench results and

@@ -3,7 +3,9 @@ RUN_DIR/insn.txt ("ADDR COUNT RUNS" per translation block, from the TCG
 plugin qemu-run/boot/plugin/insn_by_tb.c; "#" lines are comments; profiles
 from before the plugin counted runs have "ADDR COUNT"), each block given to
 the text symbol of System.map (next to the image its meta names, image=) at
-or below its address.  A function's calls are the runs of the blocks that
+or below its address.  A profile counted from a mark (meta profile_from=,
+boot.sh FROM_SYNC) whose mark the guest never reached is refused; with
+PROFILE_USER=1 user space's blocks count too, as one entry, "(user)".  A function's calls are the runs of the blocks that
 start at its first instruction (a jump back to it counts as a call too);
 functions of one name (static ones of several files) add up.
 db/ingest.py stores it, and reports/insn_profile.py tables and compares
@@ -12,6 +14,12 @@ import bisect
 import os
 
 from records import read_meta
+
+
+# Blocks below the kernel's half of the address space (a profile with
+# PROFILE_USER=1, boot.sh) are user space's: one entry, without calls.
+KERNEL_SPACE = 0xffff800000000000
+USER = '(user)'
 
 
 class ProfileError(Exception):
@@ -47,6 +55,11 @@ def profile(run_dir):
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if line.startswith('#'):
+                # FROM_SYNC (boot.sh): the plugin counted from its mark on,
+                # or, if the guest never got there, the whole run.
+                if line.startswith('# mark ') and 'never reached' in line:
+                    raise ProfileError(f'{path}:{n}: the profile was to count from a mark the guest never '
+                                       f'reached ({line[2:].strip()}): it counts the whole run')
                 continue
             fields = line.split()
             try:
@@ -59,7 +72,10 @@ def profile(run_dir):
                                    f'got {line.strip()[:60]!r}')
             counted = runs is not None
             i = bisect.bisect_right(addrs, addr) - 1
-            name = names[i] if i >= 0 else '?'
+            if addr < KERNEL_SPACE:
+                name, i = USER, -1
+            else:
+                name = names[i] if i >= 0 else '?'
             insns[name] = insns.get(name, 0) + count
             if counted:
                 calls.setdefault(name, 0)

@@ -77,6 +77,38 @@ class Profile(unittest.TestCase):
         with self.assertRaisesRegex(insn.ProfileError, 'insn.txt:2: want'):
             insn.profile(d)
 
+    def test_a_mark_never_reached_is_refused(self):
+        # FROM_SYNC: the plugin zeroes its counters at the mark; a guest that
+        # never got there leaves a profile of the whole run
+        d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1)])
+        with open(os.path.join(d, 'insn.txt'), 'a') as f:
+            f.write('# mark ffffffff81000400 from run 2: never reached (1 runs)\n')
+        with self.assertRaisesRegex(insn.ProfileError, 'never reached'):
+            insn.profile(d)
+
+    def test_a_mark_reached_is_a_window(self):
+        d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1)])
+        with open(os.path.join(d, 'insn.txt'), 'a') as f:
+            f.write('# mark ffffffff81000400 from run 2: reached (3 runs)\n')
+        with open(os.path.join(d, 'meta'), 'a') as f:
+            f.write('profile_from=sync:2\n')
+        self.assertEqual(insn.profile(d), {'folio_memcg': (10, 1)})
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.top(d, 5)
+        self.assertIn('(counted from sync call 2)', out.getvalue())
+
+    def test_user_space_blocks_are_one_entry(self):
+        # PROFILE_USER=1: blocks below the kernel's half are user space's
+        d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1), (0x401000, 7, 2), (0x7f0000001000, 5, 1)])
+        with open(os.path.join(d, 'meta'), 'a') as f:
+            f.write('profile_from=sync:2,user\n')
+        self.assertEqual(insn.profile(d), {'folio_memcg': (10, 1), '(user)': (12, 0)})
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.top(d, 5)
+        self.assertIn('(counted from sync call 2, user space included)', out.getvalue())
+
     def test_diff_shows_calls_and_instructions_per_call(self):
         # the same 1000 calls, 5 instructions each on A and 9 on B
         a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 5000, 1000)]) for i in range(2)]

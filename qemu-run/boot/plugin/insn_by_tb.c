@@ -7,7 +7,7 @@
  * header for them, so the few entry points used are declared here, as QEMU
  * 7.2's include/qemu/qemu-plugin.h (plugin API version 1) declares them.
  *
- *   -plugin insn_by_tb.so,out=FILE[,min=ADDR]
+ *   -plugin insn_by_tb.so,out=FILE[,min=ADDR][,mark=ADDR,from=K]
  *
  * Each block translated at a virtual address >= min (default: the x86-64
  * kernel text, 0xffffffff80000000) gets a counter that an inline add bumps
@@ -19,6 +19,13 @@
  * calls (and any jump back to that instruction).  The blocks run with
  * -icount, one vCPU at a time, so the counters need no atomics; a block
  * left early counts in full.
+ *
+ * With mark= and from=, the counters are zeroed when the block at the mark
+ * address (a kernel function's entry, such as sync(2)'s) runs for the K-th
+ * time: FILE then counts from there to the end, without the boot and what
+ * the guest did before (qemu-run/jobs/insn-profile.sh FROM_SYNC=K).  FILE
+ * says whether the mark was reached; a profile whose mark never was counts
+ * the whole run and must not be read as the window.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -40,6 +47,10 @@ void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
 		enum qemu_plugin_op op, void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
 		void (*cb)(qemu_plugin_id_t id, void *userdata), void *userdata);
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+		void (*cb)(unsigned int vcpu_index, void *userdata),
+		enum qemu_plugin_cb_flags flags, void *userdata);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -53,6 +64,7 @@ static struct slot *table;
 static size_t size = 1 << 20, used;
 static uint64_t min_addr = 0xffffffff80000000ULL;
 static char *out_path;
+static uint64_t mark_addr, mark_from, mark_runs;
 
 static struct slot *lookup(uint64_t addr)
 {
@@ -63,6 +75,21 @@ static struct slot *lookup(uint64_t addr)
 	return &table[i];
 }
 
+/* The block at mark_addr ran: at its mark_from-th run, zero the counters. */
+static void on_mark(unsigned int vcpu_index, void *userdata)
+{
+	size_t i;
+
+	(void)vcpu_index;
+	(void)userdata;
+	if (++mark_runs != mark_from)
+		return;
+	for (i = 0; i < size; i++) {
+		table[i].count = 0;
+		table[i].runs = 0;
+	}
+}
+
 static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	uint64_t addr = qemu_plugin_tb_vaddr(tb);
@@ -71,6 +98,8 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	if (addr < min_addr)
 		return;
+	if (mark_from && addr == mark_addr)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
 	s = lookup(addr);
 	if (!s->addr) {
 		if (used * 2 >= size)
@@ -98,6 +127,9 @@ static void at_exit_write(qemu_plugin_id_t id, void *p)
 			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
 				table[i].addr, table[i].count, table[i].runs);
 	fprintf(f, "# blocks %zu of %zu slots\n", used, size);
+	if (mark_from)
+		fprintf(f, "# mark %" PRIx64 " from run %" PRIu64 ": %s (%" PRIu64 " runs)\n", mark_addr,
+			mark_from, mark_runs >= mark_from ? "reached" : "never reached", mark_runs);
 	fclose(f);
 }
 
@@ -112,13 +144,22 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
 			out_path = strdup(argv[i] + 4);
 		else if (!strncmp(argv[i], "min=", 4))
 			min_addr = strtoull(argv[i] + 4, NULL, 0);
+		else if (!strncmp(argv[i], "mark=", 5))
+			mark_addr = strtoull(argv[i] + 5, NULL, 0);
+		else if (!strncmp(argv[i], "from=", 5))
+			mark_from = strtoull(argv[i] + 5, NULL, 0);
 		else {
-			fprintf(stderr, "insn_by_tb: unknown argument %s (out=FILE, min=ADDR)\n", argv[i]);
+			fprintf(stderr, "insn_by_tb: unknown argument %s (out=FILE, min=ADDR, mark=ADDR, from=K)\n",
+				argv[i]);
 			return -1;
 		}
 	}
 	if (!out_path) {
 		fprintf(stderr, "insn_by_tb: out=FILE is required\n");
+		return -1;
+	}
+	if (!mark_addr != !mark_from || (mark_addr && mark_addr < min_addr)) {
+		fprintf(stderr, "insn_by_tb: mark=ADDR (a counted address) and from=K (>= 1) go together\n");
 		return -1;
 	}
 	table = calloc(size, sizeof(*table));
