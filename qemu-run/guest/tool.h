@@ -240,7 +240,7 @@ static TOOL_UNUSED long long key_value(const char *p, const char *key)
 /* Dying memory cgroups below cg: nr_dying_subsys_memory, or nr_dying_descendants before 6.12. */
 static TOOL_UNUSED long dying_below(const char *cg)
 {
-	char p[300];
+	char p[320];
 	long long v;
 
 	snprintf(p, sizeof(p), "%s/cgroup.stat", cg);
