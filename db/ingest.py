@@ -242,9 +242,14 @@ def set_batch(db, run_id, batch):
 def workload_of(knobs, meta):
     """A run's workload: its knobs and, when the boot had one, the extra
     kernel command line (boot.sh's APPEND, meta append=): a sysctl on the
-    command line makes another workload, never mixed with the default."""
+    command line makes another workload, never mixed with the default.
+    A profile that counted from a mark or user space too (meta
+    profile_from=, boot.sh FROM_SYNC and PROFILE_USER) is another
+    workload too: its totals are not a whole boot's."""
     extra = (meta.get('append') or '').strip()
-    return f'{knobs} append={extra}' if extra else knobs
+    out = f'{knobs} append={extra}' if extra else knobs
+    since = (meta.get('profile_from') or '').strip()
+    return f'{out} profile_from={since}' if since else out
 
 
 def ingest(db, run_dir, replace=False, db_path='', batch=None):

@@ -297,10 +297,21 @@ def block_insn(db):
     total = sum(r[0] for r in rows)
     ids = ', '.join(map(str, a)) + ' (original) and ' + ', '.join(map(str, b)) + f' ({label})'
     what = ' '.join(w for w in workload.split() if w.split('=')[0] in ('parts', 'fast_reps', 'fast_tests'))
-    out = [f'Runs {ids}: `qemu-run/jobs/insn-profile.sh KERNEL {what}` boots; '
+    # a profile counted from a mark (FROM_SYNC) or with user space
+    # (PROFILE_USER): ingest.workload_of() keeps it apart in the workload
+    since = next((w.split('=', 1)[1] for w in workload.split() if w.startswith('profile_from=')), '')
+    parts = since.split(',') if since else []
+    mark = next((p[len('sync:'):] for p in parts if p.startswith('sync:')), None)
+    env = (f'FROM_SYNC={mark} ' if mark else '') + ('PROFILE_USER=1 ' if 'user' in parts else '')
+    if not parts:
+        counted = 'Kernel instructions per boot, the boot and idle included'
+    else:
+        counted = ((f"Instructions from the guest's sync(2) number {mark} on" if mark else 'Instructions per boot') +
+                   (', user space included' if 'user' in parts else ", the kernel's"))
+    out = [f'Runs {ids}: `{env}qemu-run/jobs/insn-profile.sh KERNEL {what}` boots; '
            f'`qemu-run/jobs/insn-profile.sh --diff --a RUN... --b RUN...` prints the same from their folders.',
            '',
-           f'Kernel instructions per boot, the boot and idle included: original {min(ta)}-{max(ta)}, '
+           f'{counted}: original {min(ta)}-{max(ta)}, '
            f'{label} {min(tb)}-{max(tb)}. {len(rows)} functions have ranges apart; their differences sum to '
            f'{total:+.0f}; those on the memcg paths repeat to within a few hundred instructions from boot to '
            'boot, others (the scheduler\'s balancing, the entropy pool) move by a few % and can fall apart '

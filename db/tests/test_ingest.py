@@ -121,6 +121,22 @@ class Soak(Base):
         self.assertEqual(w[1], w[0] + ' append=sysctl.vm.dirty_expire_centisecs=300')
         self.assertNotIn('append=', w[0])
 
+    def test_a_windowed_profile_is_another_workload(self):
+        """A profile counted from a mark (boot.sh FROM_SYNC, PROFILE_USER)
+        is never grouped with whole-boot profiles of the same knobs."""
+        plain, window = os.path.join(self.tmp, 'plain'), os.path.join(self.tmp, 'window')
+        fake_run.soak_run(plain, 'patched', gens=100, started='2026-12-03T10:00:00Z')
+        fake_run.soak_run(window, 'patched', gens=100, started='2026-12-03T11:00:00Z')
+        with open(os.path.join(plain, 'meta'), 'a') as f:
+            f.write('profile_from=\n')
+        with open(os.path.join(window, 'meta'), 'a') as f:
+            f.write('profile_from=sync:2,user\n')
+        self.ingest(plain)
+        self.ingest(window)
+        w = [r[0] for r in self.db.execute('SELECT workload FROM runs ORDER BY id')]
+        self.assertEqual(w[1], w[0] + ' profile_from=sync:2,user')
+        self.assertNotIn('profile_from', w[0])
+
     def test_same_folder_name_other_start_is_another_run(self):
         d = os.path.join(self.tmp, 'o')
         fake_run.soak_run(d, 'original', gens=100, started='2026-12-03T10:00:00Z')

@@ -186,6 +186,31 @@ class Blocks(unittest.TestCase):
         self.assertNotIn('| noise |', t)      # its ranges overlap
         self.assertIn('2 functions have ranges apart; their differences sum to +1301', t)
 
+    def test_insn_block_keeps_windowed_profiles_apart(self):
+        """Profiles counted from a mark with user space (FROM_SYNC,
+        PROFILE_USER) are compared among themselves, and say so."""
+        ids = {}
+        for i, k in enumerate(('original', 'patched') * 4):
+            d = os.path.join(self.tmp, f'prof{i}')
+            fake_run.bench_run(d, k, started=f'2026-12-04T0{i}:00:00Z', tag=f'20261204-0{i}0000-bench')
+            set_meta(d, series_key='abcdef12' if k == 'patched' else '')
+            window = i >= 4
+            if window:
+                with open(os.path.join(d, 'meta'), 'a') as f:
+                    f.write('profile_from=sync:2,user\n')
+            self.store(d)
+            rid = self.db.execute('SELECT max(id) FROM runs').fetchone()[0]
+            ids.setdefault((k, window), []).append(rid)
+            self.db.execute('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
+                            (rid, 'folio_memcg', (10 ** 6 if not window else 1000) + 100 * (k == 'patched') + i, 5))
+        self.db.commit()
+        t = self.text('measured-insn')
+        o, p = ids[('original', True)], ids[('patched', True)]
+        self.assertIn(f'Runs {o[1]}, {o[0]} (original) and {p[1]}, {p[0]} (patched@abcdef12)', t)
+        self.assertIn('`FROM_SYNC=2 PROFILE_USER=1 qemu-run/jobs/insn-profile.sh KERNEL', t)
+        self.assertIn("Instructions from the guest's sync(2) number 2 on, user space included: original", t)
+        self.assertNotIn('the boot and idle included', t)
+
     def test_stress_block_shows_the_end_record(self):
         d = os.path.join(self.tmp, 'stress')
         fake_run.stress_run(d)
