@@ -107,33 +107,29 @@ class Soak(Base):
         self.assertEqual(counts(self.db), before)
         self.assertEqual(consistent(self.db), [])
 
+    def workloads_with_meta(self, plain_meta, other_meta):
+        """Two soaks of the same knobs, each meta given a line more; their
+        stored workloads, in that order."""
+        for name, line, hour in (('plain', plain_meta, 10), ('other', other_meta, 11)):
+            d = os.path.join(self.tmp, name)
+            fake_run.soak_run(d, 'patched', gens=100, started=f'2026-12-03T{hour}:00:00Z')
+            if line:
+                with open(os.path.join(d, 'meta'), 'a') as f:
+                    f.write(line + '\n')
+            self.ingest(d)
+        return [r[0] for r in self.db.execute('SELECT workload FROM runs ORDER BY id')]
+
     def test_extra_kernel_command_line_is_another_workload(self):
         """A soak booted with APPEND (a sysctl on the kernel command line)
         has the same knobs as the default soak but is another workload."""
-        plain, tuned = os.path.join(self.tmp, 'plain'), os.path.join(self.tmp, 'tuned')
-        fake_run.soak_run(plain, 'patched', gens=100, started='2026-12-03T10:00:00Z')
-        fake_run.soak_run(tuned, 'patched', gens=100, started='2026-12-03T11:00:00Z')
-        with open(os.path.join(tuned, 'meta'), 'a') as f:
-            f.write('append=sysctl.vm.dirty_expire_centisecs=300\n')
-        self.ingest(plain)
-        self.ingest(tuned)
-        w = [r[0] for r in self.db.execute('SELECT workload FROM runs ORDER BY id')]
+        w = self.workloads_with_meta(None, 'append=sysctl.vm.dirty_expire_centisecs=300')
         self.assertEqual(w[1], w[0] + ' append=sysctl.vm.dirty_expire_centisecs=300')
         self.assertNotIn('append=', w[0])
 
     def test_a_windowed_profile_is_another_workload(self):
         """A profile counted from a mark (boot.sh FROM_SYNC, PROFILE_USER)
         is never grouped with whole-boot profiles of the same knobs."""
-        plain, window = os.path.join(self.tmp, 'plain'), os.path.join(self.tmp, 'window')
-        fake_run.soak_run(plain, 'patched', gens=100, started='2026-12-03T10:00:00Z')
-        fake_run.soak_run(window, 'patched', gens=100, started='2026-12-03T11:00:00Z')
-        with open(os.path.join(plain, 'meta'), 'a') as f:
-            f.write('profile_from=\n')
-        with open(os.path.join(window, 'meta'), 'a') as f:
-            f.write('profile_from=sync:2,user\n')
-        self.ingest(plain)
-        self.ingest(window)
-        w = [r[0] for r in self.db.execute('SELECT workload FROM runs ORDER BY id')]
+        w = self.workloads_with_meta('profile_from=', 'profile_from=sync:2,user')
         self.assertEqual(w[1], w[0] + ' profile_from=sync:2,user')
         self.assertNotIn('profile_from', w[0])
 

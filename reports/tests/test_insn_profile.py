@@ -42,6 +42,11 @@ def run_dir(root, name, counts):
     return d
 
 
+def append(d, name, line):
+    with open(os.path.join(d, name), 'a') as f:
+        f.write(line + '\n')
+
+
 class Profile(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix='insn-test-')
@@ -81,17 +86,14 @@ class Profile(unittest.TestCase):
         # FROM_SYNC: the plugin zeroes its counters at the mark; a guest that
         # never got there leaves a profile of the whole run
         d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1)])
-        with open(os.path.join(d, 'insn.txt'), 'a') as f:
-            f.write('# mark ffffffff81000400 from run 2: never reached (1 runs)\n')
+        append(d, 'insn.txt', '# mark ffffffff81000400 from run 2: never reached (1 runs)')
         with self.assertRaisesRegex(insn.ProfileError, 'never reached'):
             insn.profile(d)
 
     def test_a_mark_reached_is_a_window(self):
         d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1)])
-        with open(os.path.join(d, 'insn.txt'), 'a') as f:
-            f.write('# mark ffffffff81000400 from run 2: reached (3 runs)\n')
-        with open(os.path.join(d, 'meta'), 'a') as f:
-            f.write('profile_from=sync:2\n')
+        append(d, 'insn.txt', '# mark ffffffff81000400 from run 2: reached (3 runs)')
+        append(d, 'meta', 'profile_from=sync:2')
         self.assertEqual(insn.profile(d), {'folio_memcg': (10, 1)})
         out = io.StringIO()
         with redirect_stdout(out):
@@ -101,8 +103,7 @@ class Profile(unittest.TestCase):
     def test_user_space_blocks_are_one_entry(self):
         # PROFILE_USER=1: blocks below the kernel's half are user space's
         d = run_dir(self.tmp, 'original-1', [(0xffffffff81000100, 10, 1), (0x401000, 7, 2), (0x7f0000001000, 5, 1)])
-        with open(os.path.join(d, 'meta'), 'a') as f:
-            f.write('profile_from=sync:2,user\n')
+        append(d, 'meta', 'profile_from=sync:2,user')
         self.assertEqual(insn.profile(d), {'folio_memcg': (10, 1), '(user)': (12, 0)})
         out = io.StringIO()
         with redirect_stdout(out):
