@@ -4,6 +4,7 @@
 usage: reports/insn_profile.py top RUN_DIR [--n 25]
        reports/insn_profile.py diff RUN_A RUN_B [--n 25]
        reports/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
+       reports/insn_profile.py windows RUN_DIR [--n 15]
 
 Each run's instructions and calls per function are read by
 qemu-run/records/insn.py (the TCG plugin's insn.txt, the System.map of the
@@ -18,13 +19,20 @@ With several runs per side (--a, --b), each side is a range [min-max]
 and only functions whose ranges are apart (compare.overlap) are listed:
 the rest (the entropy pool's mixing, the scheduler's tick work) moves
 between two boots of one kernel as much as between kernels.
+windows: a profile taken with EVERY_SYNC=1, window by window (the bench
+syncs before each fast test: with one test, window N is its rep N, from
+the sync before it to the next; the last window runs to the end and is
+left out of the spread, as is any window without a rep's results): each window's instructions (kernel, and user
+space with PROFILE_USER=1) beside the bench results of that rep, then the
+functions whose instructions vary most between the windows.  It tells a
+rep that ran more instructions from one that waited longer.
 """
 import argparse
 import os
 import sys
 
 import compare  # noqa: F401 (qemu-run/records/ and db/ on the path)
-from insn import profile  # noqa: E402
+from insn import USER, profile, windows  # noqa: E402
 from records import read_meta  # noqa: E402
 
 
@@ -126,6 +134,57 @@ def diff_many(a_runs, b_runs, n):
               f'{per_call(sum(va) / len(va), xa):>7} {per_call(sum(vb) / len(vb), xb):>7}  {k}')
 
 
+def rep_results(run_dir):
+    """{rep: [(metric, value), ...]} of the run's "@@ result" records."""
+    out = {}
+    path = os.path.join(run_dir, 'samples.log')
+    if not os.path.exists(path):
+        return out
+    with open(path, errors='replace') as f:
+        for line in f:
+            if not line.startswith('@@ result '):
+                continue
+            kv = dict(w.split('=', 1) for w in line.split()[2:] if '=' in w)
+            try:
+                out.setdefault(int(kv['rep']), []).append((kv['metric'], float(kv['value'])))
+            except (KeyError, ValueError):
+                continue
+    return out
+
+
+def show_windows(run_dir, n):
+    ws = windows(run_dir)
+    if len(ws) < 3:
+        raise SystemExit(f'{run_dir}: {len(ws)} window(s): profile with FROM_SYNC=K EVERY_SYNC=1 and at least '
+                         f'two reps after the K-th sync to compare windows')
+    first = int(next(p for p in (meta(run_dir).get('profile_from') or '').split(',')
+                     if p.startswith('sync:'))[5:])
+    results = rep_results(run_dir)
+    print(f'{run_dir}: {len(ws)} windows from sync call {first} ({counted(run_dir)}); '
+          f'window N starts at sync call {first}+N-1, the bench\'s rep {first}+N-1 with one fast test')
+    print(f'{"window":>6} {"kernel":>12} {"user":>12}  bench results of that rep')
+    for i, w in enumerate(ws, 1):
+        user = w.get(USER, (0, None))[0]
+        kern = sum(v for k, (v, _) in w.items() if k != USER)
+        res = ' '.join(f'{m}={v:g}' for m, v in results.get(first + i - 1, []))
+        if i == len(ws):
+            res = (res + ' ' if res else '') + '(to the end)'
+        print(f'{i:6d} {kern:12d} {user:12d}  {res}')
+    # the windows of reps: those with results, else all but the last
+    reps = [i for i in range(1, len(ws) + 1) if results.get(first + i - 1)] or list(range(1, len(ws)))
+    full = [ws[i - 1] for i in reps]
+    names = set().union(*full)
+    rows = []
+    for name in names:
+        vals = [w.get(name, (0, None))[0] for w in full]
+        rows.append((max(vals) - min(vals), name, vals))
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    print(f'functions whose instructions vary most over windows {reps[0]}-{reps[-1]} (the reps\'):')
+    print(f'{"spread":>10} {"min":>10} {"max":>10}  function: each window')
+    for spread, name, vals in rows[:n]:
+        print(f'{spread:10d} {min(vals):10d} {max(vals):10d}  {name}: {" ".join(str(v) for v in vals)}')
+
+
 def db_profiles(db, run_ids):
     """The stored profiles of run_ids (the insn_profile table), in that order."""
     out = []
@@ -149,9 +208,14 @@ def main(argv):
     d.add_argument('--a', nargs='+', default=[], help='runs of kernel A')
     d.add_argument('--b', nargs='+', default=[], help='runs of kernel B')
     d.add_argument('--n', type=int, default=25)
+    w = sub.add_parser('windows')
+    w.add_argument('run')
+    w.add_argument('--n', type=int, default=15)
     args = ap.parse_args(argv)
     if args.cmd == 'top':
         top(args.run, args.n)
+    elif args.cmd == 'windows':
+        show_windows(args.run, args.n)
     elif args.a or args.b:
         if not args.a or not args.b or args.runs:
             ap.error('diff --a RUN ... --b RUN ..., or diff RUN_A RUN_B')

@@ -102,6 +102,14 @@ if [ "${PROFILE:-0}" = 1 ]; then
 		[ -n "$addr" ] || die "no __x64_sys_sync in $smap: FROM_SYNC cannot place its mark"
 		plugin+=",mark=0x$addr,from=$FROM_SYNC"
 		profile_from="sync:$FROM_SYNC"
+		# EVERY_SYNC=1: each later sync(2) closes a window of its own
+		# (insn.txt.N; insn.txt is the last, to the end).
+		if [ "${EVERY_SYNC:-0}" = 1 ]; then
+			plugin+=",every=1"
+			profile_from+=",every"
+		fi
+	elif [ "${EVERY_SYNC:-0}" = 1 ]; then
+		die "EVERY_SYNC=1 needs FROM_SYNC=K: the first window starts at the K-th sync(2)"
 	fi
 	# PROFILE_USER=1: count user space's blocks too (one entry, "(user)"):
 	# with the kernel's, every instruction the guest executed.

@@ -65,7 +65,8 @@
  *                        included, from the first mkdir until the dying
  *                        count below the test's cgroup stops changing:
  *                        the release of the jobs' memcgs counts wherever
- *                        it happens.
+ *                        it happens.  The jobs run jobs_warmup times
+ *                        untimed before the first rep.
  *                        On a file system on /dev/ram1 (jobs_on=ram), whose
  *                        writeback is instructions: ext4 with its journal
  *                        (jobs_fs=ext4), or ext2 (no journal); or in dir (disk)
@@ -160,6 +161,7 @@ static struct knob knobs[] = {
 	{ "jobs", K_NUM, 400, NULL, "fast.jobs: jobs per rep" },
 	{ "jobs_kb", K_NUM, 16, NULL, "fast.jobs: KiB each job appends to the log and writes to its file" },
 	{ "jobs_on", K_STR, 0, "ram", "fast.jobs: ram, a filesystem made on /dev/ram1 (brd: writeback is instructions), or disk, dir (emulated disk I/O)" },
+	{ "jobs_warmup", K_NUM, 1, NULL, "fast.jobs: untimed runs of the jobs before the first rep (see part_fast())" },
 	{ "jobs_fs", K_STR, 0, "ext4", "fast.jobs with jobs_on=ram: ext4 (with a journal, from the guest's /jobs-ext4.img.gz) or ext2 (no journal: see jobs_fs())" },
 	{ "squeeze_on", K_STR, 0, "ram", "fast.squeeze: ram, the page cache of /dev/ram0 (brd: instructions), or disk, a file in dir (emulated disk I/O)" },
 	{ "lru", K_STR, 0, "gen,classic", "reclaim: LRU modes to run, gen (MGLRU) and/or classic (/sys/kernel/mm/lru_gen/enabled)" },
@@ -950,10 +952,20 @@ static long fast_rep;
 static char fast_cg[300];	/* the test's cgroup (fast.jobs makes its jobs there) */
 static char jobs_dir[300];	/* where fast.jobs's jobs write */
 
+/*
+ * A fast test's child hands its rates to bench in one write (a pipe write
+ * of up to PIPE_BUF bytes is whole or nothing): a child that fails between
+ * two rates cannot leave the first for the next test to read.
+ */
+static void send_rates(const double *rates, int n)
+{
+	if (write(res_pipe[1], rates, n * sizeof(*rates)) != (ssize_t)(n * sizeof(*rates)))
+		_exit(1);
+}
+
 static void send_rate(double rate)
 {
-	if (write(res_pipe[1], &rate, sizeof(rate)) != sizeof(rate))
-		_exit(1);
+	send_rates(&rate, 1);
 }
 
 static int fast_read(long arg)
@@ -1286,6 +1298,7 @@ static int fast_jobs(long arg)
 {
 	long n = NUM("jobs"), len = NUM("jobs_kb") << 10, i, last, v;
 	long long t = 0, first = now_ns(), gone;
+	double rates[2];
 	char cg[400], p[450], pid[32];
 	int status;
 	pid_t c;
@@ -1337,8 +1350,9 @@ static int fast_jobs(long arg)
 			gone = now_ns();
 		}
 	}
-	send_rate(n / (t / 1e9));
-	send_rate((n + n / 10 + 4) / ((gone - first) / 1e9));
+	rates[0] = n / (t / 1e9);
+	rates[1] = (n + n / 10 + 4) / ((gone - first) / 1e9);
+	send_rates(rates, 2);
 	return 0;
 }
 
@@ -1523,8 +1537,9 @@ static void part_fast(void)
 	int n = sizeof(tests) / sizeof(tests[0]), order[16], picked[16], run[16] = { 0 }, i, status;
 	int jobs_up;
 	const char *names[16];
-	long rep, done = 0, nrun;
-	double rate;
+	long rep, done = 0, nrun, warm = 0;
+	double rates[2], junk[8];
+	ssize_t want;
 	char cg[300];
 	pid_t pid;
 
@@ -1533,7 +1548,8 @@ static void part_fast(void)
 	nrun = knob_names("fast_tests", names, n, picked, 16);
 	for (i = 0; i < nrun; i++)
 		run[picked[i]] = 1;
-	if (pipe(res_pipe)) {
+	/* Non-blocking: after its child is reaped, a test's rates are there or never will be. */
+	if (pipe2(res_pipe, O_NONBLOCK)) {
 		perror("bench: pipe");
 		exit(2);
 	}
@@ -1541,23 +1557,37 @@ static void part_fast(void)
 	for (i = 0; i < n; i++)
 		if (run[i] && tests[i].fn == fast_jobs)
 			jobs_up = !jobs_fs(1);
-	for (rep = 1; rep <= NUM("fast_reps"); rep++) {
+	/*
+	 * fast.jobs runs jobs_warmup times untimed before the first rep
+	 * (reps 1-jobs_warmup to 0, without the sync before them, so that the
+	 * K-th sync still comes before the K-th rep's first test): the first
+	 * run of the jobs after boot grows the per-CPU allocator's chunks and
+	 * the page allocator's per-CPU lists, more on a kernel that keeps
+	 * its dead memcgs, and was the lowest of a boot's reps on original.
+	 */
+	if (jobs_up)
+		warm = NUM("jobs_warmup");
+	for (rep = 1 - warm; rep <= NUM("fast_reps"); rep++) {
 		for (i = 0; i < n; i++)
 			order[i] = i;
 		shuffle(order, n, 1000 + rep);
 		for (i = 0; i < n; i++) {
 			struct fast_test *ft = &tests[order[i]];
 
-			if (!run[order[i]])
+			if (!run[order[i]] || (rep < 1 && ft->fn != fast_jobs))
 				continue;
 			if (ft->fn == fast_jobs && !jobs_up) {
 				fail("fast: jobs rep %ld: no filesystem for its jobs", rep);
 				continue;
 			}
-			sync();
+			if (rep > 0)
+				sync();
 			settle();
 			fast_rep = rep;
-			snprintf(cg, sizeof(cg), "%s/fast-%s-%ld", STR("parent"), ft->name, rep);
+			if (rep > 0)
+				snprintf(cg, sizeof(cg), "%s/fast-%s-%ld", STR("parent"), ft->name, rep);
+			else
+				snprintf(cg, sizeof(cg), "%s/fast-%s-warm%ld", STR("parent"), ft->name, 1 - rep);
 			snprintf(fast_cg, sizeof(fast_cg), "%s", cg);
 			if (mkcg(cg, ft->fn == fast_jobs)) {
 				fail("fast: mkdir %s: %s", cg, strerror(errno));
@@ -1584,23 +1614,28 @@ static void part_fast(void)
 			}
 			pid = spawn_in(cg, ft->fn, 0);
 			status = -1;
+			want = (ft->fn == fast_jobs ? 2 : 1) * sizeof(*rates);
 			if (pid < 0 || waitpid(pid, &status, 0) != pid || status ||
-			    read(res_pipe[0], &rate, sizeof(rate)) != sizeof(rate)) {
+			    read(res_pipe[0], rates, want) != want) {
 				fail("fast: %s rep %ld failed (status %d)", ft->name, rep, status);
+			} else if (rep < 1) {
+				printf("bench: fast %-6s warm-up %ld: %.1f %s (not a result)\n",
+				       ft->name, 1 - rep, rates[0], ft->unit);
 			} else {
-				result(ft->metric, ft->param_kb, rep, rate, ft->unit);
-				printf("bench: fast %-6s rep %ld: %.1f %s\n", ft->name, rep, rate, ft->unit);
-				if (ft->fn == fast_jobs) {
-					if (read(res_pipe[0], &rate, sizeof(rate)) != sizeof(rate))
-						fail("fast: jobs rep %ld: no second rate", rep);
-					else
-						result("fast.jobs_gone_per_s", ft->param_kb, rep, rate, ft->unit);
-				}
+				result(ft->metric, ft->param_kb, rep, rates[0], ft->unit);
+				printf("bench: fast %-6s rep %ld: %.1f %s\n", ft->name, rep, rates[0], ft->unit);
+				if (ft->fn == fast_jobs)
+					result("fast.jobs_gone_per_s", ft->param_kb, rep, rates[1], ft->unit);
 			}
+			/* whatever a failed child left in the pipe is not the next test's */
+			while (read(res_pipe[0], junk, sizeof(junk)) > 0)
+				;
 			if (rmcg(cg))
 				fail("fast: rmdir %s: %s", cg, strerror(errno));
 			if (ft->fn == fast_jobs && rmcg(fast_cg))
 				fail("fast: rmdir %s: %s", fast_cg, strerror(errno));
+			if (rep < 1)
+				continue;
 			record("@@ progress part=fast done=%ld of=%ld t_ms=%lld", ++done,
 			       nrun * NUM("fast_reps"), (now_ns() - t_start) / 1000000);
 			flush_records();

@@ -17,6 +17,11 @@
 # PROFILE_USER=1 counts user space's instructions too (one entry, "(user)"):
 # the total is then every instruction the guest ran, which with the guest
 # time the bench measured tells CPU work from time no vCPU ran.
+# EVERY_SYNC=1 (with FROM_SYNC=K) closes a window at each sync(2) after the
+# K-th: with one fast test, one window per rep (insn.txt.N, the last in
+# insn.txt); the windows are shown side by side with the rep's results
+# (reports/insn_profile.py windows RUN_DIR), and the stored profile is
+# their sum, the same as without EVERY_SYNC.
 # KERNEL_IMAGE boots an image built elsewhere (as for boot.sh).  The run
 # folder keeps insn.txt (instructions per block address) and the System.map
 # path in its meta (image=); the runs database gets the bench results and
@@ -44,6 +49,9 @@ PROFILE=1 CLOCK=icount MEM=${MEM:-1536} "$TOP/qemu-run/boot/boot.sh" "$kernel" b
 	die "the profiling boot failed (logs in $RUN_DIR)"
 [ -s "$RUN_DIR/insn.txt" ] || die "the plugin wrote no $RUN_DIR/insn.txt"
 python3 "$TOP/reports/insn_profile.py" top "$RUN_DIR"
+if [ "${EVERY_SYNC:-0}" = 1 ]; then
+	python3 "$TOP/reports/insn_profile.py" windows "$RUN_DIR"
+fi
 # The boot's bench results and the profile (table insn_profile) go into the
 # runs database.
 python3 "$TOP/db/ingest.py" "$RUN_DIR" || die "run $RUN_DIR not stored in the runs database"

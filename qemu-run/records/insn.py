@@ -5,8 +5,11 @@ from before the plugin counted runs have "ADDR COUNT"), each block given to
 the text symbol of System.map (next to the image its meta names, image=) at
 or below its address.  A profile counted from a mark (meta profile_from=,
 boot.sh FROM_SYNC) whose mark the guest never reached is refused; with
-PROFILE_USER=1 user space's blocks count too, as one entry, "(user)".  A function's calls are the runs of the blocks that
-start at its first instruction (a jump back to it counts as a call too);
+PROFILE_USER=1 user space's blocks count too, as one entry, "(user)".
+With EVERY_SYNC=1 (boot.sh) the plugin wrote each window between two
+marks to insn.txt.N and the last one, to the end, to insn.txt: the
+profile is their sum, and windows() gives them one by one.  A function's
+calls are the runs of the blocks that start at its first instruction (a jump back to it counts as a call too);
 functions of one name (static ones of several files) add up.
 db/ingest.py stores it, and reports/insn_profile.py tables and compares
 it."""
@@ -45,13 +48,42 @@ def symbols(run_dir):
     return [addrs[i] for i in order], [names[i] for i in order]
 
 
+def window_paths(run_dir):
+    """The files of a profile: insn.txt.1, insn.txt.2, ... (EVERY_SYNC=1,
+    each window between two marks) and insn.txt (the last window, or the
+    whole profile).  A gap in the numbers is an error: a window lost."""
+    base = os.path.join(run_dir, 'insn.txt')
+    nums = sorted(int(f[len('insn.txt.'):]) for f in os.listdir(run_dir)
+                  if f.startswith('insn.txt.') and f[len('insn.txt.'):].isdigit())
+    if nums != list(range(1, len(nums) + 1)):
+        raise ProfileError(f'{run_dir}: the windows insn.txt.N are {nums}, not 1 to {len(nums)}: one is missing')
+    return [f'{base}.{n}' for n in nums] + [base]
+
+
 def profile(run_dir):
-    """{function: (instructions, calls)} of RUN_DIR/insn.txt; calls is None
-    for a profile without runs."""
-    addrs, names = symbols(run_dir)
+    """{function: (instructions, calls)} of RUN_DIR's profile, all its
+    windows added up; calls is None for a profile without runs."""
+    symtab = symbols(run_dir)
+    total = {}
+    for path in window_paths(run_dir):
+        for k, (v, c) in profile_file(path, symtab).items():
+            v0, c0 = total.get(k, (0, None if c is None else 0))
+            total[k] = (v0 + v, None if c is None else (c0 or 0) + c)
+    return total
+
+
+def windows(run_dir):
+    """[{function: (instructions, calls)}] of each window of an EVERY_SYNC=1
+    profile, in order, the last (to the end) included."""
+    symtab = symbols(run_dir)
+    return [profile_file(p, symtab) for p in window_paths(run_dir)]
+
+
+def profile_file(path, symtab):
+    """{function: (instructions, calls)} of one file the plugin wrote."""
+    addrs, names = symtab
     insns, calls = {}, {}
     counted = None
-    path = os.path.join(run_dir, 'insn.txt')
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if line.startswith('#'):

@@ -110,6 +110,47 @@ class Profile(unittest.TestCase):
             insn_profile.top(d, 5)
         self.assertIn('(counted from sync call 2, user space included)', out.getvalue())
 
+    def windowed(self):
+        # EVERY_SYNC=1: windows 1 and 2 closed by marks, the last in insn.txt
+        d = run_dir(self.tmp, 'patched-1', [(0xffffffff81000100, 1, 1)])
+        append(d, 'meta', 'profile_from=sync:1,user,every')
+        with open(os.path.join(d, 'insn.txt.1'), 'w') as f:
+            f.write('ffffffff81000100 100 10\nffffffff81000210 50 5\n# window 1\n')
+        with open(os.path.join(d, 'insn.txt.2'), 'w') as f:
+            f.write('ffffffff81000100 130 13\nffffffff81000210 50 5\n401000 40 4\n# window 2\n')
+        return d
+
+    def test_windows_add_up_to_the_profile(self):
+        d = self.windowed()
+        self.assertEqual(insn.profile(d), {'folio_memcg': (231, 24), 'css_tryget': (100, 0), '(user)': (40, 0)})
+        self.assertEqual(insn.windows(d), [{'folio_memcg': (100, 10), 'css_tryget': (50, 0)},
+                                           {'folio_memcg': (130, 13), 'css_tryget': (50, 0), '(user)': (40, 0)},
+                                           {'folio_memcg': (1, 1)}])
+
+    def test_a_missing_window_is_refused(self):
+        d = self.windowed()
+        os.rename(os.path.join(d, 'insn.txt.2'), os.path.join(d, 'insn.txt.3'))
+        with self.assertRaisesRegex(insn.ProfileError, r'\[1, 3\], not 1 to 2: one is missing'):
+            insn.profile(d)
+
+    def test_windows_beside_their_reps(self):
+        # window N is rep N (FROM_SYNC=1); the spread is over the reps'
+        # windows only: the last runs to the end and has no rep
+        d = self.windowed()
+        append(d, 'samples.log', '@@ result metric=fast.jobs_per_s param=16 rep=1 value=300.5 unit=jobs/s')
+        append(d, 'samples.log', '@@ result metric=fast.jobs_per_s param=16 rep=2 value=290 unit=jobs/s')
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.show_windows(d, 5)
+        text = out.getvalue()
+        self.assertRegex(text, r'\n +1 +150 +0  fast.jobs_per_s=300.5\n')
+        self.assertRegex(text, r'\n +2 +180 +40  fast.jobs_per_s=290\n')
+        self.assertRegex(text, r'\n +3 +1 +0  \(to the end\)')
+        self.assertIn('over windows 1-2', text)
+        self.assertRegex(text, r'\n +40 +0 +40  \(user\): 0 40\n')
+        self.assertRegex(text, r'\n +30 +100 +130  folio_memcg: 100 130\n')
+        self.assertRegex(text, r'\n +0 +50 +50  css_tryget: 50 50\n')
+
     def test_diff_shows_calls_and_instructions_per_call(self):
         # the same 1000 calls, 5 instructions each on A and 9 on B
         a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 5000, 1000)]) for i in range(2)]

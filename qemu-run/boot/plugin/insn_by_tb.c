@@ -7,7 +7,7 @@
  * header for them, so the few entry points used are declared here, as QEMU
  * 7.2's include/qemu/qemu-plugin.h (plugin API version 1) declares them.
  *
- *   -plugin insn_by_tb.so,out=FILE[,min=ADDR][,mark=ADDR,from=K]
+ *   -plugin insn_by_tb.so,out=FILE[,min=ADDR][,mark=ADDR,from=K[,every=1]]
  *
  * Each block translated at a virtual address >= min (default: the x86-64
  * kernel text, 0xffffffff80000000) gets a counter that an inline add bumps
@@ -26,7 +26,15 @@
  * the guest did before (qemu-run/jobs/insn-profile.sh FROM_SYNC=K).  FILE
  * says whether the mark was reached; a profile whose mark never was counts
  * the whole run and must not be read as the window.
+ *
+ * With every=1 as well, each later run of the mark closes a window: the
+ * counters from the mark's previous run to this one go to FILE.N (window N,
+ * from 1: from the mark's (K+N-1)-th run to its (K+N)-th) and are zeroed,
+ * and FILE counts the last window, to the end.  The bench syncs before each
+ * fast test, so with one test the windows are its repetitions
+ * (FROM_SYNC=K EVERY_SYNC=1 qemu-run/jobs/insn-profile.sh).
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,7 +72,7 @@ static struct slot *table;
 static size_t size = 1 << 20, used;
 static uint64_t min_addr = 0xffffffff80000000ULL;
 static char *out_path;
-static uint64_t mark_addr, mark_from, mark_runs;
+static uint64_t mark_addr, mark_from, mark_runs, every;
 
 static struct slot *lookup(uint64_t addr)
 {
@@ -75,19 +83,60 @@ static struct slot *lookup(uint64_t addr)
 	return &table[i];
 }
 
-/* The block at mark_addr ran: at its mark_from-th run, zero the counters. */
-static void on_mark(unsigned int vcpu_index, void *userdata)
+static void write_counts(FILE *f)
 {
 	size_t i;
 
-	(void)vcpu_index;
-	(void)userdata;
-	if (++mark_runs != mark_from)
-		return;
+	for (i = 0; i < size; i++)
+		if (table[i].addr && table[i].count)
+			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+				table[i].addr, table[i].count, table[i].runs);
+	fprintf(f, "# blocks %zu of %zu slots\n", used, size);
+}
+
+static void zero_counts(void)
+{
+	size_t i;
+
 	for (i = 0; i < size; i++) {
 		table[i].count = 0;
 		table[i].runs = 0;
 	}
+}
+
+/*
+ * The block at mark_addr ran: at its mark_from-th run, zero the counters;
+ * with every=1, at each run after that, write them out as a window first.
+ */
+static void on_mark(unsigned int vcpu_index, void *userdata)
+{
+	uint64_t n;
+	char *p;
+	FILE *f;
+
+	(void)vcpu_index;
+	(void)userdata;
+	if (++mark_runs < mark_from || (mark_runs > mark_from && !every))
+		return;
+	n = mark_runs - mark_from;	/* the window this run closes */
+	if (n) {
+		if (asprintf(&p, "%s.%" PRIu64, out_path, n) < 0)
+			abort();
+		f = fopen(p, "w");
+		if (!f) {
+			fprintf(stderr, "insn_by_tb: cannot write %s\n", p);
+			abort();	/* a window lost is a profile that lies */
+		}
+		write_counts(f);
+		fprintf(f, "# window %" PRIu64 ": mark %" PRIx64 " runs %" PRIu64 " to %" PRIu64 "\n",
+			n, mark_addr, mark_runs - 1, mark_runs);
+		if (fclose(f)) {
+			fprintf(stderr, "insn_by_tb: cannot write %s\n", p);
+			abort();
+		}
+		free(p);
+	}
+	zero_counts();
 }
 
 static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -116,20 +165,18 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void at_exit_write(qemu_plugin_id_t id, void *p)
 {
 	FILE *f = fopen(out_path, "w");
-	size_t i;
 
 	(void)id;
 	(void)p;
 	if (!f)
 		return;
-	for (i = 0; i < size; i++)
-		if (table[i].addr && table[i].count)
-			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
-				table[i].addr, table[i].count, table[i].runs);
-	fprintf(f, "# blocks %zu of %zu slots\n", used, size);
+	write_counts(f);
 	if (mark_from)
 		fprintf(f, "# mark %" PRIx64 " from run %" PRIu64 ": %s (%" PRIu64 " runs)\n", mark_addr,
 			mark_from, mark_runs >= mark_from ? "reached" : "never reached", mark_runs);
+	if (every && mark_runs >= mark_from)
+		fprintf(f, "# window %" PRIu64 ": mark %" PRIx64 " run %" PRIu64 " to the end\n",
+			mark_runs - mark_from + 1, mark_addr, mark_runs);
 	fclose(f);
 }
 
@@ -148,8 +195,10 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
 			mark_addr = strtoull(argv[i] + 5, NULL, 0);
 		else if (!strncmp(argv[i], "from=", 5))
 			mark_from = strtoull(argv[i] + 5, NULL, 0);
+		else if (!strcmp(argv[i], "every=1"))
+			every = 1;
 		else {
-			fprintf(stderr, "insn_by_tb: unknown argument %s (out=FILE, min=ADDR, mark=ADDR, from=K)\n",
+			fprintf(stderr, "insn_by_tb: unknown argument %s (out=FILE, min=ADDR, mark=ADDR, from=K, every=1)\n",
 				argv[i]);
 			return -1;
 		}
@@ -160,6 +209,10 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
 	}
 	if (!mark_addr != !mark_from || (mark_addr && mark_addr < min_addr)) {
 		fprintf(stderr, "insn_by_tb: mark=ADDR (a counted address) and from=K (>= 1) go together\n");
+		return -1;
+	}
+	if (every && !mark_from) {
+		fprintf(stderr, "insn_by_tb: every=1 needs mark=ADDR and from=K\n");
 		return -1;
 	}
 	table = calloc(size, sizeof(*table));
