@@ -306,6 +306,7 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
         if kind == 'kselftest':
             n = store_kselftest(db, run_id, run_dir, kernel, results)
             what = f'kselftest on {kernel}, {n} subtests'
+            what += store_profile(db, run_id, run_dir)
             if done is None:
                 # The guest never said it was done: the results stop where
                 # the channel was cut, and the run says so.
@@ -326,14 +327,7 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
                        'WHERE id = ?', (workload_of(w.run_line or args, meta), end.get('rc'), to_int(end.get('t_ms')),
                                         w.results, w.dropped, run_id))
             what = f'bench on {kernel}, {w.results} results'
-            if os.path.exists(os.path.join(run_dir, 'insn.txt')):
-                try:
-                    funcs = insn.profile(run_dir)
-                except (insn.ProfileError, OSError) as e:
-                    raise RunError(f'the instruction profile cannot be stored: {e}')
-                db.executemany('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
-                               [(run_id, k, v, c) for k, (v, c) in funcs.items()])
-                what += f', an instruction profile of {len(funcs)} functions'
+            what += store_profile(db, run_id, run_dir)
             if w.dropped:
                 what += f'; {w.dropped} results dropped ({"; ".join(w.problems[:3])})'
             if w.end is None:
@@ -355,6 +349,7 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
             db.execute('UPDATE runs SET workload = ?, soak_rc = ?, t_ms = ? WHERE id = ?',
                        (workload_of(w.run_line or args, meta), end.get('rc'), to_int(end.get('t_ms')), run_id))
             what = f'stress on {kernel}, {len(end) - 1 if end else 0} totals'
+            what += store_profile(db, run_id, run_dir)
             if w.end is None:
                 what += '; no "@@ end" record'
         else:
@@ -375,10 +370,13 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
                        'WHERE id = ?', (workload_of(w.run_line or args, meta), end.get('rc'), gens, t_ms,
                                         w.snapshots, w.dropped, run_id))
             what = f'soak on {kernel}, {w.snapshots} snapshots, {w.samples} samples'
+            what += store_profile(db, run_id, run_dir)
             if w.dropped:
                 what += f'; {w.dropped} snapshots dropped ({"; ".join(w.problems[:3])})'
             if w.end is None:
                 what += '; no "@@ end" record'
+        if meta.get('swap'):    # boot.sh SWAP: the size of the guest's swap disk
+            params = dict(params, swap=meta['swap'])
         db.executemany('INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)',
                        [(run_id, k, v) for k, v in params.items()])
         db.execute('COMMIT')
@@ -388,6 +386,20 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
     secs = max(time.monotonic() - t0, 1e-6)
     rate = f', {w.samples / secs / 1000:.0f}k samples/s' if kind == 'soak' else ''
     return f'ingest: {name}: run {run_id}, {what} in {secs:.1f} s{rate} -> {db_path}'
+
+
+def store_profile(db, run_id, run_dir):
+    """Store the run's instruction profile (boot.sh PROFILE=1: insn.txt), of
+    any job; returns the words for the ingest line."""
+    if not os.path.exists(os.path.join(run_dir, 'insn.txt')):
+        return ''
+    try:
+        funcs = insn.profile(run_dir)
+    except (insn.ProfileError, OSError) as e:
+        raise RunError(f'the instruction profile cannot be stored: {e}')
+    db.executemany('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
+                   [(run_id, k, v, c) for k, (v, c) in funcs.items()])
+    return f', an instruction profile of {len(funcs)} functions'
 
 
 def to_int(s):

@@ -6,7 +6,9 @@
 # Extra key=value pairs go to the guest's command line as rr.key=value
 # (tests=a,b timeout=900 ...).  Environment: MEM (MiB, default 1024), SMP
 # (default 2), CLOCK (wall or icount, see below), DEADLINE (seconds for the whole boot, default 1800), DISK
-# (root disk size, default 2G), APPEND (more kernel command line),
+# (root disk size, default 2G), SWAP (swap disk size, default 512M, a
+# sparse file: SWAP=64G costs the host nothing but the guest's swap map),
+# APPEND (more kernel command line),
 # GUEST_DISK (the guest root tree, default build/guest/disk),
 # RUN_DIR (where the logs go; default build/runs/<id>), KERNEL_IMAGE (boot
 # this bzImage of a KERNEL build made elsewhere, see series-check.sh).
@@ -75,7 +77,9 @@ mkdir -p "$RUN_DIR"
 # Fresh disks for every boot: the ext4 root with the kselftests, and swap.
 mke2fs -q -F -t ext4 -L root -d "$disk" "$RUN_DIR/root.img" "${DISK:-2G}" ||
 	die "cannot create the ext4 root disk"
-truncate -s 512M "$RUN_DIR/swap.img"
+SWAP=${SWAP:-512M}
+[[ "$SWAP" =~ ^[1-9][0-9]*[MG]$ ]] || die "SWAP=$SWAP: a size in M or G, such as 512M or 64G"
+truncate -s "$SWAP" "$RUN_DIR/swap.img"
 
 # LAVA=1 boots as a LAVA lab does (qemu-run/lab/lava.py): the console is the
 # only serial port and the guest puts its records there (rr.lava=1).
@@ -127,6 +131,7 @@ args=$*
 mem=$MEM
 smp=$SMP
 clock=$CLOCK
+swap=$SWAP
 deadline=$DEADLINE
 image_key=$(cat "${image%/arch/x86/boot/bzImage}/.key" 2>/dev/null || echo unknown)
 image=$image

@@ -47,7 +47,9 @@
  *   fast.read_mibps      read a cached read_mb file read_passes times
  *   fast.fault_per_s     mmap anon_mb, write a byte per page, munmap; x anon_loops
  *   fast.charge_per_s    pwrite charge_kb to a file and ftruncate it to 0
- *                        (charge, then uncharge page cache); x charge_ops
+ *                        (charge, then uncharge page cache); x charge_ops;
+ *                        the file on /dev/ram1's file system (charge_on=ram)
+ *                        or in dir (disk)
  *   fast.ctxsw_per_s     pipe ping-pong of two processes of the cgroup on
  *                        one CPU (round trips); x ctxsw_trips
  *   fast.squeeze_mibps   read a squeeze_file_mb file squeeze_passes times under
@@ -141,6 +143,7 @@ static struct knob knobs[] = {
 	{ "anon_mb", K_NUM, 64, NULL, "fast.fault: anon memory per loop, MiB" },
 	{ "anon_loops", K_NUM, 16, NULL, "fast.fault: loops per rep" },
 	{ "charge_kb", K_NUM, 64, NULL, "fast.charge: KiB written per operation" },
+	{ "charge_on", K_STR, 0, "ram", "fast.charge: ram, a file on fast.jobs's file system on /dev/ram1 (see jobs_fs), or disk, a file in dir (the ext4 root, whose journal commits wait for emulated disk I/O)" },
 	{ "charge_ops", K_NUM, 8000, NULL, "fast.charge: operations per rep" },
 	{ "ctxsw_trips", K_NUM, 40000, NULL, "fast.ctxsw: round trips per rep" },
 	{ "spin_m", K_NUM, 200, NULL, "fast.spin (the control): millions of loop iterations per rep" },
@@ -951,6 +954,7 @@ static int res_pipe[2];
 static long fast_rep;
 static char fast_cg[300];	/* the test's cgroup (fast.jobs makes its jobs there) */
 static char jobs_dir[300];	/* where fast.jobs's jobs write */
+static char charge_dir[300];	/* where fast.charge's file is */
 
 /*
  * A fast test's child hands its rates to bench in one write (a pipe write
@@ -1036,13 +1040,13 @@ static int fast_charge(long arg)
 {
 	long len = NUM("charge_kb") << 10, ops = NUM("charge_ops"), i;
 	long long t = 0;
-	char p[300];
+	char p[400];
 	int fd;
 
 	(void)arg;
 	alarm(CHILD_SECS);
 	pin(NUM("cpu"));
-	snprintf(p, sizeof(p), "%s/fast-charge-%ld", STR("dir"), fast_rep);
+	snprintf(p, sizeof(p), "%s/fast-charge-%ld", charge_dir, fast_rep);
 	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || len > (long)sizeof(chunk))
 		return 1;
@@ -1459,6 +1463,10 @@ static int fast_tcp(long arg)
  * fast.jobs's filesystem.  With jobs_on=ram, a fresh one on the brd RAM disk
  * /dev/ram1, so that its writeback costs instructions, not emulated disk
  * I/O: on the ext4 root the rate's 95% interval was 2 points wide.
+ * fast.charge writes its file there too (charge_on=ram): on the ext4 root
+ * a rep now and then waited for a journal commit on the emulated disk, and
+ * ran at a third to nine tenths of the others' rate, on both kernels, the
+ * more often the busier the host (docs/history.md).
  * jobs_fs=ext4 (the default) writes the journaled ext4 that image.sh made
  * on the host (busybox's mke2fs makes no journal); jobs_fs=ext2 makes an
  * ext2 here (mounted by ext4: delayed allocation, cgroup writeback).
@@ -1470,6 +1478,9 @@ static int fast_tcp(long arg)
  * of its dirty inode off the dying cgwb is in flight, comes later, from the
  * switch work: more holes, and a rate that falls rep after rep with ext2
  * and stays flat with the journal.
+ *
+ * up: 1 makes and mounts it, 0 unmounts it, -1 only points jobs_dir and
+ * charge_dir at dir (neither test on ram).
  */
 static int jobs_fs(int up)
 {
@@ -1477,13 +1488,12 @@ static int jobs_fs(int up)
 	int ext4 = !strcmp(STR("jobs_fs"), "ext4"), status;
 	pid_t pid;
 
-	if (strcmp(STR("jobs_on"), "ram")) {
-		snprintf(jobs_dir, sizeof(jobs_dir), "%s", STR("dir"));
-		return 0;
-	}
+	snprintf(jobs_dir, sizeof(jobs_dir), "%s", strcmp(STR("jobs_on"), "ram") ? STR("dir") : mnt);
+	snprintf(charge_dir, sizeof(charge_dir), "%s", strcmp(STR("charge_on"), "ram") ? STR("dir") : mnt);
+	if (up < 0)
+		return 0;	/* the folders only: nothing on ram */
 	if (!up)
 		return umount(mnt);
-	snprintf(jobs_dir, sizeof(jobs_dir), "%s", mnt);
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -1535,7 +1545,7 @@ static void part_fast(void)
 		{ "jobs", "fast.jobs_per_s", "jobs/s", fast_jobs, NUM("jobs_kb") },
 	};
 	int n = sizeof(tests) / sizeof(tests[0]), order[16], picked[16], run[16] = { 0 }, i, status;
-	int jobs_up;
+	int jobs_up, ram_up = 0, need_ram = 0;
 	const char *names[16];
 	long rep, done = 0, nrun, warm = 0;
 	double rates[2], junk[8];
@@ -1553,10 +1563,16 @@ static void part_fast(void)
 		perror("bench: pipe");
 		exit(2);
 	}
-	jobs_up = 0;
+	/* /dev/ram1's file system, for fast.jobs and fast.charge, when one of them is there and on ram */
 	for (i = 0; i < n; i++)
-		if (run[i] && tests[i].fn == fast_jobs)
-			jobs_up = !jobs_fs(1);
+		if (run[i] && ((tests[i].fn == fast_jobs && !strcmp(STR("jobs_on"), "ram")) ||
+			       (tests[i].fn == fast_charge && !strcmp(STR("charge_on"), "ram"))))
+			need_ram = 1;
+	if (need_ram)
+		ram_up = !jobs_fs(1);
+	else
+		jobs_fs(-1);
+	jobs_up = strcmp(STR("jobs_on"), "ram") || ram_up;
 	/*
 	 * fast.jobs runs jobs_warmup times untimed before the first rep
 	 * (reps 1-jobs_warmup to 0, without the sync before them, so that the
@@ -1565,8 +1581,9 @@ static void part_fast(void)
 	 * the page allocator's per-CPU lists, more on a kernel that keeps
 	 * its dead memcgs, and was the lowest of a boot's reps on original.
 	 */
-	if (jobs_up)
-		warm = NUM("jobs_warmup");
+	for (i = 0; i < n; i++)
+		if (run[i] && tests[i].fn == fast_jobs && jobs_up)
+			warm = NUM("jobs_warmup");
 	for (rep = 1 - warm; rep <= NUM("fast_reps"); rep++) {
 		for (i = 0; i < n; i++)
 			order[i] = i;
@@ -1576,8 +1593,9 @@ static void part_fast(void)
 
 			if (!run[order[i]] || (rep < 1 && ft->fn != fast_jobs))
 				continue;
-			if (ft->fn == fast_jobs && !jobs_up) {
-				fail("fast: jobs rep %ld: no filesystem for its jobs", rep);
+			if ((ft->fn == fast_jobs && !jobs_up) ||
+			    (ft->fn == fast_charge && !ram_up && !strcmp(STR("charge_on"), "ram"))) {
+				fail("fast: %s rep %ld: no file system on /dev/ram1", ft->name, rep);
 				continue;
 			}
 			if (rep > 0)
@@ -1641,7 +1659,7 @@ static void part_fast(void)
 			flush_records();
 		}
 	}
-	if (jobs_up)
+	if (ram_up)
 		jobs_fs(0);
 }
 
@@ -1870,8 +1888,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench: reps, counts and sizes must be > 0 (charge_kb at most 1024)\n");
 		return 2;
 	}
-	for (i = 0; i < 2; i++) {
-		const char *k = i ? "jobs_on" : "squeeze_on";
+	for (i = 0; i < 3; i++) {
+		const char *k = i == 2 ? "charge_on" : i ? "jobs_on" : "squeeze_on";
 
 		if (strcmp(STR(k), "ram") && strcmp(STR(k), "disk")) {
 			fprintf(stderr, "bench: %s is ram or disk, not '%s'\n", k, STR(k));

@@ -188,28 +188,41 @@ class Profile(unittest.TestCase):
         self.assertEqual(db.execute('SELECT function, insns, calls FROM insn_profile ORDER BY function').fetchall(),
                          [('css_tryget', 2, 0), ('folio_memcg', 40, 8)])
 
-    def ingest(self, blocks):
+    def test_ingest_stores_a_kselftest_profile(self):
+        # PROFILE=1 works for any job: a kselftest run's profile is stored too
+        db = self.ingest([(0xffffffff81000100, 40, 8)], job='kselftest', meta='swap=64G\n')
+        self.assertEqual(db.execute('SELECT r.kind, p.function, p.insns, p.calls FROM insn_profile p '
+                                    'JOIN runs r ON r.id = p.run_id').fetchall(),
+                         [('kselftest', 'folio_memcg', 40, 8)])
+        # the swap disk's size (boot.sh SWAP) is one of the run's params
+        self.assertEqual(db.execute("SELECT value FROM params WHERE key = 'swap'").fetchall(), [('64G',)])
+
+    def ingest(self, blocks, job='bench', meta=''):
         sys.path.insert(0, os.path.join(TOP, 'db'))
         sys.path.insert(0, os.path.join(TOP, 'db', 'tests'))
         import fake_run
         import store
         d = os.path.join(self.tmp, 'profile-run')
-        fake_run.bench_run(d, 'patched')
+        if job == 'bench':
+            fake_run.bench_run(d, 'patched')
+        else:
+            fake_run.kselftest_run(d, 'patched')
         prof = run_dir(self.tmp, 'patched-x', blocks)
         shutil.copy(os.path.join(prof, 'insn.txt'), d)
         with open(os.path.join(prof, 'meta')) as f:
             image = [line for line in f if line.startswith('image=')][0]
         with open(os.path.join(d, 'meta'), 'a') as f:
-            f.write(image)
+            f.write(image + meta)
         path = os.path.join(self.tmp, 'runs.sqlite')
         db = store.connect(path)
         self.addCleanup(db.close)
         empty = os.path.join(self.tmp, 'empty')
         open(empty, 'w').close()
         line = fake_run.store(db, d, known=empty, expect=empty, db_path=path)
-        self.assertIn('an instruction profile of 2 functions', line)
+        funcs = len(insn.profile(d))
+        self.assertIn(f'an instruction profile of {funcs} functions', line)
         fake_run.store(db, d, replace=True, known=empty, expect=empty, db_path=path)
-        self.assertEqual(db.execute('SELECT count(*) FROM insn_profile').fetchone()[0], 2)
+        self.assertEqual(db.execute('SELECT count(*) FROM insn_profile').fetchone()[0], funcs)
         return db
 
     def test_plugin_compiles(self):
