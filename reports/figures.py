@@ -261,24 +261,33 @@ def block_irqsoff(db):
 
 
 def profiled_runs(db):
-    """For the newest profiling boot of a patched kernel (insn_profile rows
-    with calls): (label, workload, [original run ids], [patched run ids]),
-    the newest 3 clean runs of each with that workload (but its tag=);
-    None if there is no
-    such boot."""
+    """The newest profiled bench workload that two clean boots of each
+    kernel ran (insn_profile rows with calls, qemu-run/jobs/insn-profile.sh;
+    the workload but its tag=): (label, workload, [original run ids],
+    [patched run ids]), the newest 3 of each, the patched ones of the newest
+    patched kernel that ran it.  A workload with fewer boots (a probe of
+    other reps) is passed over for an older one; a profile of another job
+    (PROFILE=1 with kselftest.sh) is no bench workload.  When no workload
+    has two a side, the newest patched one's (the caller says too few);
+    None if there is no patched profile at all."""
     q = (f"SELECT r.id, {LABEL}, r.workload FROM runs r JOIN kernels k ON k.id = r.kernel_id "
-         "WHERE r.verdict = 'clean' AND r.id IN (SELECT run_id FROM insn_profile WHERE calls IS NOT NULL) "
+         "WHERE r.verdict = 'clean' AND r.kind = 'bench' "
+         "AND r.id IN (SELECT run_id FROM insn_profile WHERE calls IS NOT NULL) "
          "AND k.name {} 'original' ORDER BY r.started DESC, r.id DESC")
     def knobs(w):     # tag= names the invocation, not the workload
         return ' '.join(x for x in w.split() if not x.startswith('tag='))
-    newest = db.execute(q.format('!=')).fetchone()
-    if not newest:
+    patched = [(rid, label, knobs(w)) for rid, label, w in db.execute(q.format('!='))]
+    original = [(rid, knobs(w)) for rid, _, w in db.execute(q.format('='))]
+    if not patched:
         return None
-    _, label, workload = newest
-    workload = knobs(workload)
-    b = [r[0] for r in db.execute(q.format('!=')) if r[1] == label and knobs(r[2]) == workload][:3]
-    a = [r[0] for r in db.execute(q.format('=')) if knobs(r[2]) == workload][:3]
-    return label, workload, a, b
+    first = None
+    for _, label, workload in patched:
+        b = [rid for rid, lab, w in patched if lab == label and w == workload][:3]
+        a = [rid for rid, w in original if w == workload][:3]
+        first = first or (label, workload, a, b)
+        if len(a) >= 2 and len(b) >= 2:
+            return label, workload, a, b
+    return first
 
 
 def block_insn(db):

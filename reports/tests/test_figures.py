@@ -211,6 +211,34 @@ class Blocks(unittest.TestCase):
         self.assertIn("Instructions from the guest's sync(2) number 2 on, user space included: original", t)
         self.assertNotIn('the boot and idle included', t)
 
+    def test_insn_block_passes_over_a_probe_and_other_jobs(self):
+        """The newest workload with two boots a side: a newer one-boot
+        probe (other reps) and a kselftest run's profile are passed over."""
+        ids = {}
+        runs = [('original', 'fast_reps=2'), ('patched', 'fast_reps=2')] * 2 + [('patched', 'fast_reps=6')]
+        for i, (k, reps) in enumerate(runs):
+            d = os.path.join(self.tmp, f'prof{i}')
+            fake_run.bench_run(d, k, started=f'2026-12-04T0{i}:00:00Z', tag=f'20261204-0{i}0000-bench',
+                               fast_reps=int(reps.split('=')[1]))
+            set_meta(d, series_key='abcdef12' if k == 'patched' else '')
+            self.store(d)
+            rid = self.db.execute('SELECT max(id) FROM runs').fetchone()[0]
+            ids.setdefault((k, reps), []).append(rid)
+            self.db.execute('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
+                            (rid, 'folio_memcg', 1000 + 100 * (k == 'patched') + i, 5))
+        d = os.path.join(self.tmp, 'ksft')
+        fake_run.kselftest_run(d, 'patched', started='2026-12-04T09:00:00Z')
+        set_meta(d, series_key='abcdef12')
+        self.store(d)
+        rid = self.db.execute('SELECT max(id) FROM runs').fetchone()[0]
+        self.db.execute('INSERT INTO insn_profile (run_id, function, insns, calls) VALUES (?, ?, ?, ?)',
+                        (rid, 'swap_cgroup_reassign', 10 ** 8, 1))
+        self.db.commit()
+        t = self.text('measured-insn')
+        o, p = ids[('original', 'fast_reps=2')], ids[('patched', 'fast_reps=2')]
+        self.assertIn(f'Runs {o[1]}, {o[0]} (original) and {p[1]}, {p[0]} (patched@abcdef12)', t)
+        self.assertNotIn('swap_cgroup_reassign', t)
+
     def test_stress_block_shows_the_end_record(self):
         d = os.path.join(self.tmp, 'stress')
         fake_run.stress_run(d)
