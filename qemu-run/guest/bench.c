@@ -165,7 +165,7 @@ static struct knob knobs[] = {
 	{ "jobs_kb", K_NUM, 16, NULL, "fast.jobs: KiB each job appends to the log and writes to its file" },
 	{ "jobs_on", K_STR, 0, "ram", "fast.jobs: ram, a filesystem made on /dev/ram1 (brd: writeback is instructions), or disk, dir (emulated disk I/O)" },
 	{ "jobs_warmup", K_NUM, 1, NULL, "fast.jobs: untimed runs of the jobs before the first rep (see part_fast())" },
-	{ "jobs_fs", K_STR, 0, "ext4", "fast.jobs with jobs_on=ram: ext4 (with a journal, from the guest's /jobs-ext4.img.gz) or ext2 (no journal: see jobs_fs())" },
+	{ "jobs_fs", K_STR, 0, "ext4", "fast.jobs with jobs_on=ram: ext4 (with a journal, from the guest's /jobs-ext4.img.gz) or ext2 (no journal: see ram_fs())" },
 	{ "squeeze_on", K_STR, 0, "ram", "fast.squeeze: ram, the page cache of /dev/ram0 (brd: instructions), or disk, a file in dir (emulated disk I/O)" },
 	{ "lru", K_STR, 0, "gen,classic", "reclaim: LRU modes to run, gen (MGLRU) and/or classic (/sys/kernel/mm/lru_gen/enabled)" },
 	{ "reclaim_reps", K_NUM, 3, NULL, "reclaim: reps per LRU mode" },
@@ -1482,14 +1482,19 @@ static int fast_tcp(long arg)
  * up: 1 makes and mounts it, 0 unmounts it, -1 only points jobs_dir and
  * charge_dir at dir (neither test on ram).
  */
-static int jobs_fs(int up)
+static int on_ram(const char *name)
+{
+	return !strcmp(STR(name), "ram");
+}
+
+static int ram_fs(int up)
 {
 	const char *mnt = "/tmp/fast-jobs";
 	int ext4 = !strcmp(STR("jobs_fs"), "ext4"), status;
 	pid_t pid;
 
-	snprintf(jobs_dir, sizeof(jobs_dir), "%s", strcmp(STR("jobs_on"), "ram") ? STR("dir") : mnt);
-	snprintf(charge_dir, sizeof(charge_dir), "%s", strcmp(STR("charge_on"), "ram") ? STR("dir") : mnt);
+	snprintf(jobs_dir, sizeof(jobs_dir), "%s", on_ram("jobs_on") ? mnt : STR("dir"));
+	snprintf(charge_dir, sizeof(charge_dir), "%s", on_ram("charge_on") ? mnt : STR("dir"));
 	if (up < 0)
 		return 0;	/* the folders only: nothing on ram */
 	if (!up)
@@ -1565,14 +1570,14 @@ static void part_fast(void)
 	}
 	/* /dev/ram1's file system, for fast.jobs and fast.charge, when one of them is there and on ram */
 	for (i = 0; i < n; i++)
-		if (run[i] && ((tests[i].fn == fast_jobs && !strcmp(STR("jobs_on"), "ram")) ||
-			       (tests[i].fn == fast_charge && !strcmp(STR("charge_on"), "ram"))))
+		if (run[i] && ((tests[i].fn == fast_jobs && on_ram("jobs_on")) ||
+			       (tests[i].fn == fast_charge && on_ram("charge_on"))))
 			need_ram = 1;
 	if (need_ram)
-		ram_up = !jobs_fs(1);
+		ram_up = !ram_fs(1);
 	else
-		jobs_fs(-1);
-	jobs_up = strcmp(STR("jobs_on"), "ram") || ram_up;
+		ram_fs(-1);
+	jobs_up = !on_ram("jobs_on") || ram_up;
 	/*
 	 * fast.jobs runs jobs_warmup times untimed before the first rep
 	 * (reps 1-jobs_warmup to 0, without the sync before them, so that the
@@ -1594,7 +1599,7 @@ static void part_fast(void)
 			if (!run[order[i]] || (rep < 1 && ft->fn != fast_jobs))
 				continue;
 			if ((ft->fn == fast_jobs && !jobs_up) ||
-			    (ft->fn == fast_charge && !ram_up && !strcmp(STR("charge_on"), "ram"))) {
+			    (ft->fn == fast_charge && !ram_up && on_ram("charge_on"))) {
 				fail("fast: %s rep %ld: no file system on /dev/ram1", ft->name, rep);
 				continue;
 			}
@@ -1660,7 +1665,7 @@ static void part_fast(void)
 		}
 	}
 	if (ram_up)
-		jobs_fs(0);
+		ram_fs(0);
 }
 
 /* ---- part reclaim: a parent's reclaim after its children were removed */
