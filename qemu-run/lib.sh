@@ -21,6 +21,18 @@ say()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# build_plugin: $BUILD/plugin/insn_by_tb.so, the TCG plugin of PROFILE=1
+# boots (qemu-run/boot/plugin/insn_by_tb.c), built when it is missing or
+# older than its source; each builder writes its own file, then renames it.
+build_plugin() {
+	local src="$TOP/qemu-run/boot/plugin/insn_by_tb.c" so="$BUILD/plugin/insn_by_tb.so"
+	[ -f "$so" ] && [ "$so" -nt "$src" ] && return 0
+	mkdir -p "$BUILD/plugin"
+	cc -O2 -Wall -Wextra -shared -fPIC -o "$so.new.$$" "$src" ||
+		die "cannot build the TCG plugin $so from $src (a C compiler: qemu-run/deps.sh)"
+	mv "$so.new.$$" "$so"
+}
+
 check_kernel_name() {
 	local k
 	for k in $KERNELS; do [ "$1" = "$k" ] && return 0; done

@@ -116,10 +116,12 @@ def newest_with_interval(db, part, prefix=None, every_fast=False):
     return first
 
 
-def batch_values(db, batch, clean=None):
+def batch_values(db, batch, clean=None, boots=False):
     """({(metric, param): {kernel: [value or None]}}, {metric: first seen},
     {metric: unit}) of a batch's bench runs, the clean boots only (clean:
-    their run ids, else every boot whose verdict is clean)."""
+    their run ids, else every boot whose verdict is clean).  boots: each
+    kernel's values boot by boot, [[value or None] of a boot], in run order
+    (for compare.bootstrap_ci's two stages)."""
     if clean is None:
         clean = {r[0] for r in db.execute("SELECT id FROM runs WHERE batch = ? AND kind = 'bench' "
                                           "AND verdict = 'clean'", (batch,))}
@@ -129,9 +131,13 @@ def batch_values(db, batch, clean=None):
             'ORDER BY run_id, ord', (batch,)):
         if run_id not in clean or kernel not in KERNELS:
             continue
-        data.setdefault((metric, param), {k: [] for k in KERNELS})[kernel].append(value)
+        data.setdefault((metric, param), {k: {} for k in KERNELS})[kernel].setdefault(run_id, []).append(value)
         order.setdefault(metric, len(order))
         units[metric] = unit
+    for vals in data.values():
+        for k, runs in vals.items():
+            groups = [runs[r] for r in sorted(runs)]
+            vals[k] = groups if boots else [v for g in groups for v in g]
     return data, order, units
 
 
@@ -175,15 +181,16 @@ def table(db, batch):
     head.append('guest clock: ' + ('icount (instructions executed: CPU cost, host load does not matter)'
                                    if clock == 'icount' else 'wall (the host\'s: swings with its load)'))
 
-    data, order, units = batch_values(db, batch, clean)
+    data, order, units = batch_values(db, batch, clean, boots=True)
     rows = []
     for metric, param in sorted(data, key=lambda k: (order[k[0]], k[1])):
-        vals = data[(metric, param)]
+        groups = data[(metric, param)]
+        vals = {k: [v for g in groups[k] for v in g] for k in groups}
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], metric), cell(vals['patched'], metric)
         delta = pct(o_med, p_med)
         rows.append([metric, size(param), units[metric], o_text, p_text, delta,
                      p75_delta(metric, vals['original'], vals['patched']),
-                     bootstrap_ci(vals['original'], vals['patched']),
+                     bootstrap_ci(groups['original'], groups['patched']),
                      overlap(vals['original'], vals['patched'])])
 
     if any(r[0] == 'fast.spin_mops' for r in rows):
@@ -193,7 +200,9 @@ def table(db, batch):
                      'between a fast and a slow state (the control shows both), so the median moves with '
                      'the mix of the two and the upper quartile compares the fast state')
     notes.append('delta 95% CI: the percentile bootstrap interval of the change of the median (2000 '
-                 'resamples of each kernel\'s values, seed 1); an interval that holds 0 is no measured change')
+                 'resamples, seed 1), in two stages: each kernel\'s boots drawn with replacement, then the '
+                 'values of each drawn boot, so that a gap between two boots of one kernel widens it; an '
+                 'interval that holds 0 is no measured change')
     if any(m.startswith('reclaim.') for m in order):
         notes.append('reclaim.<lru>.*: memory.reclaim of a parent after its last child was removed, under '
                      'MGLRU (gen) or the classic LRU: dead_left_pct, the removed child\'s pages left in '

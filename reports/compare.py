@@ -144,23 +144,49 @@ def p75_delta(metric, o, p):
 
 def bootstrap_ci(a, b, reps=2000, seed=1):
     """The 95% interval of the change of the median from a to b, in %, by
-    the percentile bootstrap (each kernel's values resampled with
-    replacement, reps times, a fixed seed so the table is reproducible), or
-    '' when a value is missing or there are fewer than 3 on a side."""
+    the percentile bootstrap (reps resamples, a fixed seed so the table is
+    reproducible), or '' when a value is missing or there are fewer than 3
+    on a side.  a and b are each a kernel's values, or its values boot by
+    boot (a list of lists): then the resampling has two stages, the boots
+    with replacement and then each drawn boot's values, so that a gap
+    between two boots of one kernel widens the interval instead of being
+    taken for reps that agree (see bootstrap_interval)."""
     got = bootstrap_interval(a, b, reps, seed)
     return f'[{got[0]:+.1f}%, {got[1]:+.1f}%]' if got else ''
 
 
+def by_boot(side):
+    """A side of bootstrap_interval as its boots' values, None left out and
+    empty boots dropped: flat values are one boot."""
+    if side and all(isinstance(g, (list, tuple)) for g in side):
+        groups = [[v for v in g if v is not None] for g in side]
+    else:
+        groups = [[v for v in side if v is not None]]
+    return [g for g in groups if g]
+
+
 def bootstrap_interval(a, b, reps=2000, seed=1):
-    """bootstrap_ci's interval as numbers (lo, hi), or None."""
-    a, b = [v for v in a if v is not None], [v for v in b if v is not None]
-    if len(a) < 3 or len(b) < 3:
+    """bootstrap_ci's interval as numbers (lo, hi), or None.  Each resample
+    draws len(boots) boots of a side with replacement and, from each drawn
+    boot, as many values as it has; with a single boot a side this is the
+    plain percentile bootstrap of its values."""
+    a, b = by_boot(a), by_boot(b)
+    if sum(map(len, a)) < 3 or sum(map(len, b)) < 3:
         return None
     rng = random.Random(seed)
+
+    def resample(groups):
+        if len(groups) == 1:
+            return rng.choices(groups[0], k=len(groups[0]))
+        out = []
+        for g in rng.choices(groups, k=len(groups)):
+            out += rng.choices(g, k=len(g))
+        return out
+
     deltas = []
     for _ in range(reps):
-        ma = statistics.median(rng.choices(a, k=len(a)))
-        mb_ = statistics.median(rng.choices(b, k=len(b)))
+        ma = statistics.median(resample(a))
+        mb_ = statistics.median(resample(b))
         if ma:
             deltas.append(100 * (mb_ - ma) / ma)
     if len(deltas) < reps // 2:

@@ -55,14 +55,17 @@ def batches(db, since, irqsoff=False):
     return {k: v[0] for k, v in out.items()}
 
 
-def values(db, batch, metric, size_kb):
-    """{kernel: [value or None]} of the clean boots of a batch."""
+def values(db, batch, metric, size_kb, boots=False):
+    """{kernel: [value or None]} of the clean boots of a batch; boots: each
+    kernel's values boot by boot, [[value or None] of a boot] (for
+    compare.bootstrap_ci's two stages)."""
     out = {}
-    for kernel, value in db.execute(
-            "SELECT kernel, value FROM bench_list WHERE batch = ? AND metric = ? AND param = ? "
+    for run_id, kernel, value in db.execute(
+            "SELECT run_id, kernel, value FROM bench_list WHERE batch = ? AND metric = ? AND param = ? "
             "AND verdict = 'clean' ORDER BY run_id, rep", (batch, metric, size_kb)):
-        out.setdefault(kernel, []).append(value)
-    return out
+        out.setdefault(kernel, {}).setdefault(run_id, []).append(value)
+    return {k: [g for _, g in sorted(runs.items())] if boots else [v for _, g in sorted(runs.items()) for v in g]
+            for k, runs in out.items()}
 
 
 def cell(vals):
@@ -80,10 +83,10 @@ def table(db, since, irqsoff=False):
     found = batches(db, since, irqsoff)
     for (nodes, dead, size_kb), batch in sorted(found.items()):
         for metric, name in (IRQSOFF_METRICS + METRICS[:1] if irqsoff else METRICS):
-            v = values(db, batch, metric, size_kb)
+            v, g = values(db, batch, metric, size_kb), values(db, batch, metric, size_kb, boots=True)
             (ot, om), (pt, pm) = cell(v.get('original', [])), cell(v.get('patched', []))
             rows.append([str(nodes), str(dead), compare.size(size_kb), name, ot, pt, compare.pct(om, pm),
-                         compare.bootstrap_ci(v.get('original', []), v.get('patched', [])), batch])
+                         compare.bootstrap_ci(g.get('original', []), g.get('patched', [])), batch])
     return rows
 
 

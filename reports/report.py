@@ -650,15 +650,16 @@ def section_bench(page, st):
                  'stores one.</p>')
     else:
         batch = got[0]
-        data, order, units = bench_table.batch_values(st.db, batch)
+        data, order, units = bench_table.batch_values(st.db, batch, boots=True)
         rows = []
         for (metric, param) in sorted(data, key=lambda k: (order[k[0]], k[1])):
             if not metric.startswith('fast.'):
                 continue
-            o, p = data[(metric, param)]['original'], data[(metric, param)]['patched']
+            og, pg = data[(metric, param)]['original'], data[(metric, param)]['patched']
+            o, p = [v for g in og for v in g], [v for g in pg for v in g]
             om = statistics.median([v for v in o if v is not None]) if any(v is not None for v in o) else None
             pm = statistics.median([v for v in p if v is not None]) if any(v is not None for v in p) else None
-            ci = compare.bootstrap_interval(o, p)
+            ci = compare.bootstrap_interval(og, pg)
             rows.append([len(rows), metric[len('fast.'):], compare.change(om, pm),
                          ci[0] if ci else None, ci[1] if ci else None])
         path = page.write_data('bench-fast.tsv', ['i', 'figure', 'change_pct', 'lo_pct', 'hi_pct'], rows,
@@ -668,7 +669,7 @@ def section_bench(page, st):
                 if clock == 'icount' else 'Wall-clock mode: the host\'s load moves these.')
         page.plot('bars.gp', 'bench-fast.png', 'fast paths: change from original, with 95% intervals',
                   f'The fast paths, {bench_batch_line(st, batch)}: the change of the median rate from original '
-                  'to the series, with its 95% percentile-bootstrap interval; spin is the control, a user-space '
+                  'to the series, with its 95% percentile-bootstrap interval (boots, then each boot\'s reps); spin is the control, a user-space '
                   f'loop. {mode}', [('tsv', path)], data=path, ttl=f'fast paths, batch {batch}',
                   ylabel='change of the median rate, %')
 

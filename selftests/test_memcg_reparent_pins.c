@@ -536,6 +536,19 @@ static int dirty_cgwb_charge(void *arg)
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/*
+ * Check 1 while what the child left is still in use (what, for the
+ * message): the child must be released all the same.
+ */
+static void check_released_while(struct reparent_test *t, const char *what)
+{
+	if (!check_released(t, t->dying_base))
+		t->failed = true;
+	else
+		ksft_print_msg("%s: released %.2f s after rmdir, %s\n",
+			       t->name, t->released_at - t->removed_at, what);
+}
+
 /* The pages written back since boot, from /proc/vmstat, or -1 */
 static long vmstat_nr_written(void)
 {
@@ -547,9 +560,9 @@ static long vmstat_nr_written(void)
 	return cg_parse_key_long(buf, "nr_written");
 }
 
-/* Sync the file, drop its pages and read it back from the disk */
-static bool dirty_cgwb_intact(struct reparent_test *t,
-			      struct dirty_cgwb_state *s)
+/* The last of check 3: sync the file, drop its pages, read it back from the disk */
+static void check_dirty_cgwb_intact(struct reparent_test *t,
+				    struct dirty_cgwb_state *s)
 {
 	char buf[IO_CHUNK];
 	size_t off = 0;
@@ -560,14 +573,14 @@ static bool dirty_cgwb_intact(struct reparent_test *t,
 	if (fd < 0) {
 		report(t, CHECK_UNCHARGED, "open %s: %s\n", s->path,
 		       strerror(errno));
-		return false;
+		return;
 	}
 	err = fsync(fd) ? errno : posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (err) {
 		report(t, CHECK_UNCHARGED, "cannot sync and drop %s: %s\n",
 		       s->path, strerror(err));
 		close(fd);
-		return false;
+		return;
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < n; i++)
@@ -579,11 +592,10 @@ static bool dirty_cgwb_intact(struct reparent_test *t,
 	}
 	close(fd);
 	if (n == 0 && off == DIRTY_CGWB_SIZE)
-		return true;
+		return;
 	report(t, CHECK_UNCHARGED,
 	       "%s does not read back from the disk as written: %zu of %ld bytes\n",
 	       s->path, off, (long)DIRTY_CGWB_SIZE);
-	return false;
 }
 
 static int test_reparent_dirty_cgwb(const char *root)
@@ -651,7 +663,7 @@ static int test_reparent_dirty_cgwb(const char *root)
 		       written, waited, pages, DIRTY_CGWB_FLUSH_S);
 	/* "intact": the data of the file the child left dirty, from the disk */
 	check_run(CHECK_UNCHARGED);
-	dirty_cgwb_intact(&t, &s);
+	check_dirty_cgwb_intact(&t, &s);
 
 cleanup:
 	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
@@ -767,11 +779,7 @@ static int test_reparent_socket_open(const char *root)
 	ksft_print_msg("%s: the child's sockets held %ld KiB at rmdir\n",
 		       t.name, kib(t.child_last.v[K_SOCK]));
 
-	if (!check_released(&t, t.dying_base))
-		t.failed = true;
-	else
-		ksft_print_msg("%s: released %.2f s after rmdir, its sockets open\n",
-			       t.name, t.released_at - t.removed_at);
+	check_released_while(&t, "its sockets open");
 	if (!check_accounted(&t, keys, ARRAY_SIZE(keys)))
 		t.failed = true;
 
@@ -962,11 +970,7 @@ static int test_reparent_fsnotify(const char *root)
 	    rt_remove_child(&t, -1))
 		goto cleanup;
 
-	if (!check_released(&t, t.dying_base))
-		t.failed = true;
-	else
-		ksft_print_msg("%s: released %.2f s after rmdir, its groups open\n",
-			       t.name, t.released_at - t.removed_at);
+	check_released_while(&t, "its groups open");
 
 	check_run(CHECK_ACCOUNTED);
 	if (snap_memcg(t.parent, &before)) {
@@ -1110,11 +1114,7 @@ static int test_reparent_swap(const char *root)
 	if (rt_remove_child(&t, -1))
 		goto cleanup;
 
-	if (!check_released(&t, t.dying_base))
-		t.failed = true;
-	else
-		ksft_print_msg("%s: released %.2f s after rmdir, its swap still in use\n",
-			       t.name, t.released_at - t.removed_at);
+	check_released_while(&t, "its swap still in use");
 	check_run(CHECK_ACCOUNTED);
 	parent_swap = cg_read_long(t.parent, "memory.swap.current");
 	if (parent_swap < base_swap + child_swap - stat_tol()) {

@@ -154,6 +154,31 @@ class Table(Base):
         self.assertEqual(compare.bootstrap_ci(a[:2], b), '')
         self.assertEqual(compare.bootstrap_ci(a + [None], b), compare.bootstrap_ci(a, b))
 
+    def test_bootstrap_interval_by_boot(self):
+        # Each kernel's reps agree within a boot, but its four boots are up
+        # to 1.5% apart: pooled, the twenty reps look like one sample;
+        # resampled boot by boot, the interval holds the gaps.  Boots that
+        # agree give the pooled interval.
+        reps = [0, 0.1, -0.1, 0.05, -0.05]
+        o = [[100 + off + r for r in reps] for off in (0, 1, 0.5, -0.5)]
+        p = [[v - 0.3 for v in g] for g in o]
+        flat = lambda groups: [v for g in groups for v in g]
+        lo_b, hi_b = compare.bootstrap_interval(o, p)
+        lo_f, hi_f = compare.bootstrap_interval(flat(o), flat(p))
+        self.assertGreater(hi_b - lo_b, 1.5 * (hi_f - lo_f))
+        self.assertTrue(lo_b < 0 < hi_b)                  # the boots' gaps drown the -0.3%
+        same = [[100 + off + r for r in reps] for off in (0, 0.01, -0.01, 0.02)]
+        lo_s, hi_s = compare.bootstrap_interval(same, [[v - 0.3 for v in g] for g in same])
+        lo_f, hi_f = compare.bootstrap_interval(flat(same), [v - 0.3 for v in flat(same)])
+        self.assertAlmostEqual(lo_s, lo_f, delta=0.02)
+        self.assertAlmostEqual(hi_s, hi_f, delta=0.02)
+        self.assertLess(hi_s, 0)
+        self.assertEqual(compare.bootstrap_interval([flat(o)], [flat(p)]),
+                         compare.bootstrap_interval(flat(o), flat(p)))
+        self.assertEqual(compare.bootstrap_interval([[1.0], [2.0]], p), None)      # 2 values: none
+        self.assertEqual(compare.bootstrap_interval([o[0] + [None], [None]], p),
+                         compare.bootstrap_interval([o[0]], p))
+
     def test_mixed_clocks_refused(self):
         self.fill(rounds=1, churn=False)
         self.db.execute("UPDATE runs SET clock = 'icount' WHERE id = 1")

@@ -50,7 +50,7 @@ esac
 # into $RUN_DIR/insn.txt, in instruction-count mode (qemu-run/jobs/insn-profile.sh).
 if [ "${PROFILE:-0}" = 1 ]; then
 	[ "$CLOCK" = icount ] || die "PROFILE=1 needs CLOCK=icount (one vCPU at a time: the plugin's counters are not atomic)"
-	[ -f "$BUILD/plugin/insn_by_tb.so" ] || die "no $BUILD/plugin/insn_by_tb.so: run qemu-run/jobs/insn-profile.sh, which builds it"
+	build_plugin
 fi
 DEADLINE=${DEADLINE:-1800}
 image=${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}

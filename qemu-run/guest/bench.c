@@ -1563,8 +1563,11 @@ static void part_fast(void)
 	nrun = knob_names("fast_tests", names, n, picked, 16);
 	for (i = 0; i < nrun; i++)
 		run[picked[i]] = 1;
-	/* Non-blocking: after its child is reaped, a test's rates are there or never will be. */
-	if (pipe2(res_pipe, O_NONBLOCK)) {
+	/*
+	 * The read end non-blocking: after its child is reaped, a test's rates
+	 * are there or never will be.  The children's write end blocks as usual.
+	 */
+	if (pipe(res_pipe) || fcntl(res_pipe[0], F_SETFL, O_NONBLOCK)) {
 		perror("bench: pipe");
 		exit(2);
 	}

@@ -37,10 +37,7 @@ kernel=${1:-}
 [ -n "$kernel" ] || die "usage: insn-profile.sh KERNEL [key=value ...] | --diff RUN_A RUN_B"
 check_kernel_name "$kernel"
 shift
-mkdir -p "$BUILD/plugin"
-cc -O2 -Wall -Wextra -shared -fPIC -o "$BUILD/plugin/insn_by_tb.so.new" "$TOP/qemu-run/boot/plugin/insn_by_tb.c" ||
-	die "cannot build the TCG plugin"
-mv "$BUILD/plugin/insn_by_tb.so.new" "$BUILD/plugin/insn_by_tb.so"
+build_plugin
 knobs=("$@")
 [ ${#knobs[@]} -gt 0 ] || knobs=(parts=fast fast_reps=1)
 RUN_DIR="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$kernel-insn-profile"
