@@ -29,7 +29,7 @@ db-downsample: ## keep at most BUDGET (40) snapshots of the soaks older than OLD
 nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (reports/flaky.py)
 	@$(RUN)/jobs/flaky-nightly.sh
 
-.PHONY: bench-offline bench-irqsoff fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: bench-jobs bench-offline bench-irqsoff fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -67,6 +67,9 @@ stress: deps ## the reliability run: KERNEL (default debug) under cgroup churn, 
 
 bench: deps ## original vs patched, side by side: offline cost vs page cache size, fast paths, churn (ROUNDS boots each)
 	@$(RUN)/jobs/bench.sh
+
+bench-jobs: deps ## fast.jobs (a job's whole life in a memcg) and the control alone, ROUNDS (default 10) boots of each kernel: its rate moves from boot to boot, and resolves 0.5% only over many
+	@ROUNDS=$(or $(ROUNDS),10) BENCH_CHURN=0 $(RUN)/jobs/bench.sh parts=fast fast_tests=jobs,spin
 
 bench-offline: deps ## the offline cost on its axes: NODES (numa=fake, "1 2 4 8") x DEAD (dead memcgs below, "0 100 1000"), original vs patched, instruction counts
 	@$(RUN)/jobs/offline-axes.sh

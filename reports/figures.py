@@ -185,6 +185,29 @@ def block_bench(db):
     return out + ([''] + [lg] if lg else [])
 
 
+def block_bench_jobs(db):
+    """The job churn's rates alone (make bench-jobs): the newest bench batch
+    that ran fast.jobs and no other fast path but the control, and gives
+    its change an interval, as reports/bench_table.py --markdown prints it.
+    Their medians move from boot to boot more than the other fast paths',
+    so these batches have many boots of each kernel."""
+    for batch in bench_table.batches(db, 'fast'):
+        ran = bench_table.fast_tests_of(db, batch)
+        if not ran or 'jobs' not in ran or not ran <= {'jobs', 'spin'}:
+            continue
+        head, rows, notes = bench_table.table(db, batch)
+        if not bench_table.has_interval(rows, 'fast.jobs'):
+            continue
+        lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+                         "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
+        out = [f'`python3 reports/bench_table.py --batch {batch} --markdown`:', '',
+               bench_table.render(head, rows, notes, True)]
+        lg = legend([r[0] for r in lab])
+        return out + ([''] + [lg] if lg else [])
+    return ['No bench batch of fast.jobs alone in this database: `NOBUILD=1 make bench-jobs` stores one '
+            '(about 11 minutes).']
+
+
 def block_reclaim(db):
     """Reclaim after a rmdir (bench part "reclaim"): for the two series
     versions with the newest such batches, the newest batch of each that
@@ -343,6 +366,7 @@ BLOCKS = {
     'measured-metrics': block_metrics,
     'measured-flaky': block_flaky,
     'measured-bench': block_bench,
+    'measured-bench-jobs': block_bench_jobs,
     'measured-offline-axes': block_offline_axes,
     'measured-irqsoff': block_irqsoff,
     'measured-insn': block_insn,

@@ -136,6 +136,24 @@ class Blocks(unittest.TestCase):
         self.assertIn('--batch b-all --markdown', t)
         self.assertNotIn('b-read', t)
 
+    def test_bench_jobs_block_is_a_batch_of_the_jobs_alone(self):
+        """The newest batch of fast_tests=jobs,spin (or jobs), not a newer
+        one of every fast path nor one of another fast path alone."""
+        self.assertIn('`NOBUILD=1 make bench-jobs`', self.text('measured-bench-jobs'))
+        for batch, hour, words in (('b-jobs', 1, 'fast_tests=jobs,spin'), ('b-all', 2, 'fast_tests=read,jobs,spin'),
+                                   ('b-read', 3, 'fast_tests=read')):
+            for k in ('original', 'patched'):
+                d = os.path.join(self.tmp, f'{batch}-{k}')
+                jobs = [f'@@ result metric=fast.jobs_per_s param=16 rep={rep} value={300 + rep} unit=jobs/s'
+                        for rep in (1, 2, 3)]
+                fake_run.bench_run(d, k, started=f'2026-12-04T0{hour}:00:00Z', run_words=words, extra=jobs)
+                self.store(d, batch=batch)
+        t = self.text('measured-bench-jobs')
+        self.assertIn('--batch b-jobs --markdown', t)
+        self.assertIn('| fast.jobs_per_s |', t)
+        self.assertNotIn('b-all', t)
+        self.assertNotIn('b-read', t)
+
     def reclaim_batch(self, batch, series, started, reps=3, refault=0.0):
         for k in ('original', 'patched'):
             d = os.path.join(self.tmp, f'{batch}-{k}')

@@ -14,7 +14,7 @@ import fake_run  # noqa: E402
 
 README = ('# Title\n\ntext before\n\n<!-- measured-soak:begin -->\nold\n<!-- measured-soak:end -->\n\ntext after\n'
           + ''.join(f'\n<!-- {n}:begin -->\nold {n}\n<!-- {n}:end -->\n' for n in (
-              'measured-kselftest', 'measured-metrics', 'measured-flaky', 'measured-bench', 'measured-offline-axes', 'measured-irqsoff', 'measured-insn', 'measured-reclaim', 'measured-stress')))
+              'measured-kselftest', 'measured-metrics', 'measured-flaky', 'measured-bench', 'measured-bench-jobs', 'measured-offline-axes', 'measured-irqsoff', 'measured-insn', 'measured-reclaim', 'measured-stress')))
 
 
 class Readme(unittest.TestCase):
