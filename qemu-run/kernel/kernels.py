@@ -8,3 +8,5 @@ with open(_LIB) as _f:
     KERNELS = re.search(r'^KERNELS="([^"]*)"', _text, re.M).group(1).split()
     # The kselftests a full run runs (make kselftest without TESTS).
     KSELFTESTS = re.search(r'^KSELFTESTS="([^"]*)"', _text, re.M).group(1).split()
+    # The ones that run on a boot with the memory controller on cgroup v1.
+    KSELFTESTS_V1 = re.search(r'^KSELFTESTS_V1="([^"]*)"', _text, re.M).group(1).split()

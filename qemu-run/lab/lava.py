@@ -2,7 +2,7 @@
 """LAVA job definitions for the harness's jobs, and their validation.
 
 usage: qemu-run/lab/lava.py write [--out DIR] [--artifacts URL] [--kernels original,patched]
-                              [--jobs kselftest,soak,stress,bench]
+                              [--jobs kselftest,kselftest-v1,soak,stress,bench]
        qemu-run/lab/lava.py check JOB.yaml ...
 
 write: one job per job and kernel (DIR default build/lava/jobs), each
@@ -13,7 +13,10 @@ device type (no KVM) with the command line boot.sh uses plus rr.lava=1:
 the guest then puts its records on the console (guest/lava-demux.awk),
 and the job's monitor action turns the "L| case" lines into LAVA test
 cases (every kselftest subtest as pass, fail or skip; the tools' end
-figures as measurements).  The metadata holds what db/lava_collect.py
+figures as measurements).  kselftest-v1 is the kselftest job of the
+cgroup v1 tests (lib.sh's KSELFTESTS_V1), on a boot with the memory
+controller on a v1 hierarchy (rr.cgroup=v1), as kselftest.sh's second
+boot: stored as a kselftest run whose knobs say cgroup=v1.  The metadata holds what db/lava_collect.py
 needs to store the finished job as a local run: kernel, job, knobs, image
 key, series key, config key, memory, vCPUs, clock and command line.
 
@@ -34,9 +37,11 @@ import sys
 QEMU_RUN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.dirname(QEMU_RUN)
 sys.path.insert(0, os.path.join(QEMU_RUN, 'kernel'))
-from kernels import KSELFTESTS  # noqa: E402
+from kernels import KSELFTESTS, KSELFTESTS_V1  # noqa: E402
 
-JOBS = ('kselftest', 'soak', 'stress', 'bench')
+JOBS = ('kselftest', 'kselftest-v1', 'soak', 'stress', 'bench')
+# The guest's job (rr.job=) of each: the v1 kselftests are kselftests.
+GUEST_JOB = {'kselftest-v1': 'kselftest'}
 BUILD = os.environ.get('BUILD') or os.path.join(TOP, 'build')
 
 
@@ -70,12 +75,15 @@ def flaky_list():
 
 def knobs_of(kind, env):
     """The guest's rr.* words of a job, as the local scripts pass them."""
-    if kind == 'kselftest':
-        words = [f'tests={",".join(KSELFTESTS)}', f'timeout={env.get("TEST_TIMEOUT", "900")}']
+    if kind in ('kselftest', 'kselftest-v1'):
+        tests = KSELFTESTS_V1 if kind == 'kselftest-v1' else KSELFTESTS
+        words = [f'tests={",".join(tests)}', f'timeout={env.get("TEST_TIMEOUT", "900")}']
         flaky = flaky_list()
         if flaky:
             words.append(f'flaky={flaky}')
         words.append(f'retries={env.get("RETRIES", "5")}')
+        if kind == 'kselftest-v1':
+            words.append('cgroup=v1')
         return words
     extra = shlex.split(env.get(kind.upper(), ''))
     if kind == 'stress' and env.get('STRESS_SECS'):
@@ -88,7 +96,7 @@ def deadline_of(kind, env):
     if kind == 'stress':
         secs = int(env.get('STRESS_SECS', '1800'))
         return secs + secs // 4 + 600
-    return {'kselftest': 1800, 'soak': 1200, 'bench': 2400}[kind]
+    return {'kselftest': 1800, 'kselftest-v1': 1800, 'soak': 1200, 'bench': 2400}[kind]
 
 
 def build_meta(kernel):
@@ -104,7 +112,8 @@ def build_meta(kernel):
 def job(kind, kernel, env, artifacts):
     """The job definition (a dict) of one job on one kernel."""
     words = knobs_of(kind, env)
-    cmdline = sh('guest_cmdline "$@"', kernel, kind, 'lava=1', *words)
+    guest_job = GUEST_JOB.get(kind, kind)
+    cmdline = sh('guest_cmdline "$@"', kernel, guest_job, 'lava=1', *words)
     mem, smp, clock = env.get('MEM', '1536' if kind == 'bench' else '1024'), env.get('SMP', '2'), \
         env.get('CLOCK', 'icount' if kind == 'bench' else 'wall')
     deadline = deadline_of(kind, env)
@@ -112,7 +121,7 @@ def job(kind, kernel, env, artifacts):
     extra = ['-smp', smp, '-no-reboot']
     if clock == 'icount':
         extra += ['-icount', 'shift=2,sleep=off']
-    meta = {'harness.kernel': kernel, 'harness.job': kind, 'harness.args': ' '.join(words),
+    meta = {'harness.kernel': kernel, 'harness.job': guest_job, 'harness.args': ' '.join(words),
             'harness.mem': mem, 'harness.smp': smp, 'harness.clock': clock, 'harness.deadline': str(deadline),
             'harness.cmdline': cmdline}
     meta.update({f'harness.{k}': v for k, v in build_meta(kernel).items()})
@@ -120,10 +129,7 @@ def job(kind, kernel, env, artifacts):
         'file://' + os.path.join(BUILD, 'kernel', kernel, 'arch', 'x86', 'boot', 'bzImage')
     root = f'{artifacts}/root.img' if artifacts else 'file://' + os.path.join(BUILD, 'lava', 'root.img')
     swap = f'{artifacts}/swap.img' if artifacts else 'file://' + os.path.join(BUILD, 'lava', 'swap.img')
-    if kind == 'kselftest':
-        monitor_name, end = 'kselftest', 'R| @@ done rc='
-    else:
-        monitor_name, end = kind, 'R| @@ done rc='
+    monitor_name, end = kind, 'R| @@ done rc='
     return {
         'device_type': 'qemu',
         'job_name': f'dying-memcg {kind} on {kernel}',

@@ -45,7 +45,8 @@ class Jobs(unittest.TestCase):
         r = subprocess.run([sys.executable, os.path.join(TOP, 'qemu-run', 'lab', 'lava.py'), 'check',
                             *[os.path.join(self.tmp, n) for n in self.written]], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(r.stdout.count('valid (lava-common job schema)'), 8)
+        self.assertEqual(r.stdout.count('valid (lava-common job schema)'), 2 * len(lava.JOBS))
+        self.assertIn('kselftest-v1', lava.JOBS)
 
     def test_the_schema_refuses_broken_jobs(self):
         good = self.load('soak-patched.yaml')
@@ -72,6 +73,17 @@ class Jobs(unittest.TestCase):
         stress = self.load('stress-patched.yaml')
         self.assertIn('rr.stress.secs=600', stress['metadata']['harness.cmdline'])
         self.assertEqual(stress['metadata']['harness.deadline'], str(600 + 150 + 600))
+        # The cgroup v1 tests: a kselftest boot of their own with the memory
+        # controller on v1, as kselftest.sh's second boot, stored as a kselftest
+        v1 = self.load('kselftest-v1-patched.yaml')
+        v1_cmdline = v1['metadata']['harness.cmdline']
+        self.assertIn(' rr.job=kselftest rr.lava=1 rr.tests=test_memcg_reparent_v1 ', v1_cmdline)
+        self.assertIn(' rr.cgroup=v1', v1_cmdline)
+        self.assertNotIn('rr.cgroup', cmdline)
+        self.assertNotIn('test_memcg_reparent_v1', cmdline)
+        self.assertEqual(v1['metadata']['harness.job'], 'kselftest')
+        self.assertIn('cgroup=v1', v1['metadata']['harness.args'].split())
+        self.assertEqual(v1['actions'][2]['test']['monitors'][0]['name'], 'kselftest-v1')
         bench = self.load('bench-patched.yaml')
         self.assertIn('-icount', bench['context']['extra_options'])
         for name in self.written:
