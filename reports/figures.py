@@ -167,6 +167,17 @@ def block_flaky(db):
     return out + ([''] + [lg] if lg else [])
 
 
+def bench_batch_lines(db, batch, head, rows, notes):
+    """A bench batch's table as reports/bench_table.py --markdown prints
+    it, the command before it and the legend of its series after it."""
+    lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
+                     "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
+    out = [f'`python3 reports/bench_table.py --batch {batch} --markdown`:', '',
+           bench_table.render(head, rows, notes, True)]
+    lg = legend([r[0] for r in lab])
+    return out + ([''] + [lg] if lg else [])
+
+
 def block_bench(db):
     """The newest bench batch with the fast paths that gives their changes
     an interval (3 values a side: a smoke run of one boot and one rep does
@@ -176,13 +187,7 @@ def block_bench(db):
     if not got:
         return ['No bench batch with 3 values a side in this database: `NOBUILD=1 make bench` stores one '
                 '(about 18 minutes).']
-    batch, head, rows, notes = got
-    lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
-                     "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
-    out = [f'`python3 reports/bench_table.py --batch {batch} --markdown`:', '',
-           bench_table.render(head, rows, notes, True)]
-    lg = legend([r[0] for r in lab])
-    return out + ([''] + [lg] if lg else [])
+    return bench_batch_lines(db, *got)
 
 
 def block_bench_jobs(db):
@@ -198,12 +203,7 @@ def block_bench_jobs(db):
         head, rows, notes = bench_table.table(db, batch)
         if not bench_table.has_interval(rows, 'fast.jobs'):
             continue
-        lab = db.execute(f"SELECT DISTINCT {LABEL} FROM runs r JOIN kernels k ON k.id = r.kernel_id "
-                         "WHERE r.batch = ? AND k.name != 'original'", (batch,)).fetchall()
-        out = [f'`python3 reports/bench_table.py --batch {batch} --markdown`:', '',
-               bench_table.render(head, rows, notes, True)]
-        lg = legend([r[0] for r in lab])
-        return out + ([''] + [lg] if lg else [])
+        return bench_batch_lines(db, batch, head, rows, notes)
     return ['No bench batch of fast.jobs alone in this database: `NOBUILD=1 make bench-jobs` stores one '
             '(about 11 minutes).']
 
