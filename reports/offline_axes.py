@@ -83,7 +83,8 @@ def table(db, since, irqsoff=False):
     found = batches(db, since, irqsoff)
     for (nodes, dead, size_kb), batch in sorted(found.items()):
         for metric, name in (IRQSOFF_METRICS + METRICS[:1] if irqsoff else METRICS):
-            v, g = values(db, batch, metric, size_kb), values(db, batch, metric, size_kb, boots=True)
+            g = values(db, batch, metric, size_kb, boots=True)
+            v = {k: [x for boot in boots for x in boot] for k, boots in g.items()}
             (ot, om), (pt, pm) = cell(v.get('original', [])), cell(v.get('patched', []))
             rows.append([str(nodes), str(dead), compare.size(size_kb), name, ot, pt, compare.pct(om, pm),
                          compare.bootstrap_ci(g.get('original', []), g.get('patched', [])), batch])
