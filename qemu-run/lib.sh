@@ -69,6 +69,8 @@ KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg te
 # The ones that need the memory controller on a cgroup v1 hierarchy: they
 # run on a boot of their own (rr.cgroup=v1, see guest/init).
 KSELFTESTS_V1="test_memcg_reparent_v1"
+# The ones that need two NUMA nodes: a boot of their own (numa=fake=2).
+KSELFTESTS_NUMA="test_memcg_reparent_numa"
 
 # The patches of the series, in order: patches/*.patch but the cover letter
 # (0000-cover-letter.patch, no diff).

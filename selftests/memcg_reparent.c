@@ -146,6 +146,7 @@ static const char * const check_names[NR_CHECKS] = {
 	[CHECK_CHILD_RECLAIMED]	= "dead reclaimed first",
 	[CHECK_NO_OOM]		= "no memcg OOM",
 	[CHECK_NO_SLOWDOWN]	= "no slowdown",
+	[CHECK_MIGRATED]	= "migrated",
 };
 
 /*
@@ -739,7 +740,8 @@ int holder_start(struct holder *h, struct reparent_test *t,
 		if (write(resp[1], &c, 1) != 1 || c != 'r')
 			_exit(EXIT_FAILURE);
 		while (read(cmd[0], &c, 1) == 1) {
-			long v = query ? query(arg) : 0;
+			long v = c == 'a' ? (h->act ? h->act(arg) : -1) :
+				 query ? query(arg) : 0;
 
 			if (write(resp[1], &v, sizeof(v)) != sizeof(v))
 				_exit(EXIT_FAILURE);
@@ -759,15 +761,26 @@ int holder_start(struct holder *h, struct reparent_test *t,
 	return 0;
 }
 
-long holder_query(struct holder *h)
+static long holder_send(struct holder *h, char c)
 {
-	char c = 'q';
 	long v;
 
 	if (write(h->cmd, &c, 1) != 1 ||
 	    read_full(h->resp, &v, sizeof(v), HOLDER_TIMEOUT_MS))
 		return -1;
 	return v;
+}
+
+/* What the holder's query returns now (e.g. its resident pages). */
+long holder_query(struct holder *h)
+{
+	return holder_send(h, 'q');
+}
+
+/* Run the holder's act on its memory; its result, or -1. */
+long holder_act(struct holder *h)
+{
+	return holder_send(h, 'a');
 }
 
 void holder_stop(struct holder *h)

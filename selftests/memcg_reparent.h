@@ -143,6 +143,7 @@ enum reparent_check {
 	CHECK_CHILD_RECLAIMED,	/* 6: test_memcg_reparent_reclaim */
 	CHECK_NO_OOM,		/* 7: test_reparent_socket_limit */
 	CHECK_NO_SLOWDOWN,	/* 8: test_reparent_socket_limit */
+	CHECK_MIGRATED,		/* 9: test_memcg_reparent_numa */
 	NR_CHECKS
 };
 
@@ -170,6 +171,7 @@ struct holder {
 	pid_t pid;
 	int cmd;
 	int resp;
+	long (*act)(void *arg);	/* run by holder_act(); set before the start */
 };
 
 /*
@@ -265,6 +267,7 @@ int holder_start(struct holder *h, struct reparent_test *t,
 		 int (*charge)(void *arg), long (*query)(void *arg),
 		 void *arg);
 long holder_query(struct holder *h);
+long holder_act(struct holder *h);
 void holder_stop(struct holder *h);
 long resident_pages(void *addr, size_t size);
 long file_resident_pages(int fd, size_t size);

@@ -23,19 +23,25 @@ set -euo pipefail
 kernel=${1:-}
 [ -n "$kernel" ] || die "usage: kselftest.sh KERNEL [tests] (KERNEL: ${KERNELS// /, })"
 check_kernel_name "$kernel"
-tests=${2:-${TESTS:-$KSELFTESTS $KSELFTESTS_V1}}
+tests=${2:-${TESTS:-$KSELFTESTS $KSELFTESTS_V1 $KSELFTESTS_NUMA}}
 tests=$(echo "$tests" | tr ' ' ',' | sed 's/^,*//; s/,*$//')
 [ -n "$tests" ] || die "no tests to run"
-# The cgroup v1 tests (KSELFTESTS_V1) go to a boot of their own.
+# The cgroup v1 tests (KSELFTESTS_V1) and the two-node ones (KSELFTESTS_NUMA)
+# go to boots of their own.
 v1_tests=""
+numa_tests=""
 v2_tests=""
 for t in ${tests//,/ }; do
 	case " $KSELFTESTS_V1 " in
-	*" $t "*) v1_tests="$v1_tests,$t" ;;
+	*" $t "*) v1_tests="$v1_tests,$t"; continue ;;
+	esac
+	case " $KSELFTESTS_NUMA " in
+	*" $t "*) numa_tests="$numa_tests,$t" ;;
 	*) v2_tests="$v2_tests,$t" ;;
 	esac
 done
 v1_tests=${v1_tests#,}
+numa_tests=${numa_tests#,}
 tests=${v2_tests#,}
 repeat=${REPEAT:-1}
 case "$repeat" in ''|*[!0-9]*|0) die "REPEAT must be a positive number, got '$repeat'" ;; esac
@@ -48,12 +54,15 @@ flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$know
 if [ "$repeat" -gt 1 ]; then
 	one=$tests
 	one_v1=$v1_tests
+	one_numa=$numa_tests
 	for _ in $(seq 2 "$repeat"); do
 		tests="$tests${one:+,$one}"
 		v1_tests="$v1_tests${one_v1:+,$one_v1}"
+		numa_tests="$numa_tests${one_numa:+,$one_numa}"
 	done
 	tests=${tests#,}
 	v1_tests=${v1_tests#,}
+	numa_tests=${numa_tests#,}
 	export DEADLINE=${DEADLINE:-$((1800 * repeat))}
 fi
 
@@ -129,6 +138,21 @@ if [ -n "$v1_tests" ]; then
 		status=1
 	fi
 	boot_args=()
+	summary=${summary:+$summary | }$line
+	[ -n "$main_dir" ] || main_dir=$RUN_DIR
+fi
+# The tests that move memory between nodes, on a boot with two (numa=fake=2
+# splits the guest's memory in halves).
+if [ -n "$numa_tests" ]; then
+	say "kernel $kernel: $numa_tests on a two-node boot"
+	flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
+		die "cannot read $known (see above)"
+	if run_tests "-numa" "$numa_tests" APPEND="numa=fake=2${APPEND:+ $APPEND}"; then
+		line="2 nodes: $(tail -1 "$RUN_DIR/summary")"
+	else
+		line="2 nodes: $(tail -1 "$RUN_DIR/summary" 2>/dev/null || echo 'no summary')"
+		status=1
+	fi
 	summary=${summary:+$summary | }$line
 	[ -n "$main_dir" ] || main_dir=$RUN_DIR
 fi

@@ -10,3 +10,5 @@ with open(_LIB) as _f:
     KSELFTESTS = re.search(r'^KSELFTESTS="([^"]*)"', _text, re.M).group(1).split()
     # The ones that run on a boot with the memory controller on cgroup v1.
     KSELFTESTS_V1 = re.search(r'^KSELFTESTS_V1="([^"]*)"', _text, re.M).group(1).split()
+    # The ones that run on a boot with two NUMA nodes (numa=fake=2).
+    KSELFTESTS_NUMA = re.search(r'^KSELFTESTS_NUMA="([^"]*)"', _text, re.M).group(1).split()
