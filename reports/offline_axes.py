@@ -115,7 +115,7 @@ def main(argv):
     rows = table(db, a.since, a.irqsoff)
     if not rows:
         print(f'offline_axes: no instruction-count offline batch with nodes= and dead={" and irqsoff=1" if a.irqsoff else ""} '
-              f'in the database: run qemu-run/jobs/{"irqsoff.sh" if a.irqsoff else "offline-axes.sh (make bench-offline)"}',
+              f'in the database: run {"IRQSOFF=1 qemu-run/jobs/offline-axes.sh (make bench-irqsoff)" if a.irqsoff else "qemu-run/jobs/offline-axes.sh (make bench-offline)"}',
               file=sys.stderr)
         return 1
     print(render(rows, a.markdown))

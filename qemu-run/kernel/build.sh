@@ -12,7 +12,7 @@
 # KERNEL_TREE and KERNEL_OUT build NAME's configuration from another source
 # tree into another folder (qemu-run/series/series-check.sh builds every prefix of
 # the series so).  KCONFIG_EXTRA="FRAGMENT ..." adds fragments after NAME's,
-# into KERNEL_BUILDS/NAME (or KERNEL_OUT): qemu-run/jobs/irqsoff.sh builds
+# into KERNEL_BUILDS/NAME (or KERNEL_OUT): make bench-irqsoff (IRQSOFF=1 qemu-run/jobs/offline-axes.sh) builds
 # kernels with the irqsoff tracer so.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
