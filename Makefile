@@ -98,7 +98,7 @@ report-check: report ## load the dashboard in headless Chromium: every plot and 
 	@python3 reports/tests/browser_check.py --self-test
 	@python3 reports/tests/browser_check.py $(BUILD)/report/index.html --screenshot $(BUILD)/report/screenshot.png
 
-lava: deps kernels guest ## write the LAVA job definitions (build/lava/jobs: kselftest, kselftest-v1, soak, stress, bench x both kernels) and the guest disks, each job checked with lava-common's schema
+lava: deps kernels guest ## write the LAVA job definitions (build/lava/jobs: kselftest, kselftest-v1, kselftest-numa, soak, stress, bench x both kernels) and the guest disks, each job checked with lava-common's schema
 	@python3 $(RUN)/lab/lava.py write
 
 lava-run: deps ## run one LAVA job here through lava-run (Debian's lava-dispatcher) and store it: LAVA_JOB (soak) KERNEL (patched)

@@ -4,7 +4,7 @@
 # Debian's lava-dispatcher, on a QEMU device dictionary made here), then
 # store its log in the runs database as a local run (db/lava_collect.py).
 #
-#   qemu-run/lab/lava-run.sh [JOB] [KERNEL]        JOB: soak (default), kselftest, kselftest-v1, stress, bench
+#   qemu-run/lab/lava-run.sh [JOB] [KERNEL]        JOB: soak (default), kselftest, kselftest-v1, kselftest-numa, stress, bench
 #
 # Environment: knobs as for lava.py (SOAK, STRESS, BENCH, STRESS_SECS, MEM,
 # SMP, CLOCK); LAVA_JOB_ID (default: the time) names the run folder;
@@ -15,7 +15,7 @@ set -euo pipefail
 job=${1:-soak}
 kernel=${2:-patched}
 check_kernel_name "$kernel"
-case "$job" in kselftest | kselftest-v1 | soak | stress | bench) ;; *) die "JOB is kselftest, kselftest-v1, soak, stress or bench, not '$job'" ;; esac
+case "$job" in kselftest | kselftest-v1 | kselftest-numa | soak | stress | bench) ;; *) die "JOB is kselftest, kselftest-v1, kselftest-numa, soak, stress or bench, not '$job'" ;; esac
 "$TOP/qemu-run/deps.sh" lava-run
 if [ "${NOBUILD:-0}" != 1 ]; then
 	"$TOP/qemu-run/kernel/build.sh" "$kernel"

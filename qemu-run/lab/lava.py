@@ -16,7 +16,10 @@ cases (every kselftest subtest as pass, fail or skip; the tools' end
 figures as measurements).  kselftest-v1 is the kselftest job of the
 cgroup v1 tests (lib.sh's KSELFTESTS_V1), on a boot with the memory
 controller on a v1 hierarchy (rr.cgroup=v1), as kselftest.sh's second
-boot: stored as a kselftest run whose knobs say cgroup=v1.  The metadata holds what db/lava_collect.py
+boot: stored as a kselftest run whose knobs say cgroup=v1.  kselftest-numa
+is the kselftest job of the two-node tests (KSELFTESTS_NUMA) on a boot
+with numa=fake=2, as kselftest.sh's two-node boot: stored with that
+append.  The metadata holds what db/lava_collect.py
 needs to store the finished job as a local run: kernel, job, knobs, image
 key, series key, config key, memory, vCPUs, clock and command line.
 
@@ -37,11 +40,13 @@ import sys
 QEMU_RUN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.dirname(QEMU_RUN)
 sys.path.insert(0, os.path.join(QEMU_RUN, 'kernel'))
-from kernels import KSELFTESTS, KSELFTESTS_V1  # noqa: E402
+from kernels import KSELFTESTS, KSELFTESTS_NUMA, KSELFTESTS_V1  # noqa: E402
 
-JOBS = ('kselftest', 'kselftest-v1', 'soak', 'stress', 'bench')
-# The guest's job (rr.job=) of each: the v1 kselftests are kselftests.
-GUEST_JOB = {'kselftest-v1': 'kselftest'}
+JOBS = ('kselftest', 'kselftest-v1', 'kselftest-numa', 'soak', 'stress', 'bench')
+# The guest's job (rr.job=) of each: the v1 and two-node kselftests are kselftests.
+GUEST_JOB = {'kselftest-v1': 'kselftest', 'kselftest-numa': 'kselftest'}
+# Kernel command line a job adds (boot.sh's APPEND), as kselftest.sh's boots do.
+JOB_APPEND = {'kselftest-numa': 'numa=fake=2'}
 BUILD = os.environ.get('BUILD') or os.path.join(TOP, 'build')
 
 
@@ -75,8 +80,8 @@ def flaky_list():
 
 def knobs_of(kind, env):
     """The guest's rr.* words of a job, as the local scripts pass them."""
-    if kind in ('kselftest', 'kselftest-v1'):
-        tests = KSELFTESTS_V1 if kind == 'kselftest-v1' else KSELFTESTS
+    if kind in ('kselftest', 'kselftest-v1', 'kselftest-numa'):
+        tests = {'kselftest-v1': KSELFTESTS_V1, 'kselftest-numa': KSELFTESTS_NUMA}.get(kind, KSELFTESTS)
         words = [f'tests={",".join(tests)}', f'timeout={env.get("TEST_TIMEOUT", "900")}']
         flaky = flaky_list()
         if flaky:
@@ -96,7 +101,7 @@ def deadline_of(kind, env):
     if kind == 'stress':
         secs = int(env.get('STRESS_SECS', '1800'))
         return secs + secs // 4 + 600
-    return {'kselftest': 1800, 'kselftest-v1': 1800, 'soak': 1200, 'bench': 2400}[kind]
+    return {'kselftest': 1800, 'kselftest-v1': 1800, 'kselftest-numa': 1800, 'soak': 1200, 'bench': 2400}[kind]
 
 
 def build_meta(kernel):
@@ -113,7 +118,8 @@ def job(kind, kernel, env, artifacts):
     """The job definition (a dict) of one job on one kernel."""
     words = knobs_of(kind, env)
     guest_job = GUEST_JOB.get(kind, kind)
-    cmdline = sh('guest_cmdline "$@"', kernel, guest_job, 'lava=1', *words)
+    append = ' '.join(a for a in (JOB_APPEND.get(kind), env.get('APPEND')) if a)
+    cmdline = sh('APPEND="$1" guest_cmdline "${@:2}"', append, kernel, guest_job, 'lava=1', *words)
     mem, smp, clock = env.get('MEM', '1536' if kind == 'bench' else '1024'), env.get('SMP', '2'), \
         env.get('CLOCK', 'icount' if kind == 'bench' else 'wall')
     deadline = deadline_of(kind, env)
@@ -124,6 +130,8 @@ def job(kind, kernel, env, artifacts):
     meta = {'harness.kernel': kernel, 'harness.job': guest_job, 'harness.args': ' '.join(words),
             'harness.mem': mem, 'harness.smp': smp, 'harness.clock': clock, 'harness.deadline': str(deadline),
             'harness.cmdline': cmdline}
+    if append:
+        meta['harness.append'] = append
     meta.update({f'harness.{k}': v for k, v in build_meta(kernel).items()})
     image = f'{artifacts}/kernel/{kernel}/bzImage' if artifacts else \
         'file://' + os.path.join(BUILD, 'kernel', kernel, 'arch', 'x86', 'boot', 'bzImage')

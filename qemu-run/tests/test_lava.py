@@ -84,6 +84,17 @@ class Jobs(unittest.TestCase):
         self.assertEqual(v1['metadata']['harness.job'], 'kselftest')
         self.assertIn('cgroup=v1', v1['metadata']['harness.args'].split())
         self.assertEqual(v1['actions'][2]['test']['monitors'][0]['name'], 'kselftest-v1')
+        # The two-node tests: a kselftest boot with numa=fake=2, as
+        # kselftest.sh's two-node boot, stored with that append.
+        numa = self.load('kselftest-numa-original.yaml')
+        numa_cmdline = numa['metadata']['harness.cmdline']
+        self.assertIn(' rr.job=kselftest rr.lava=1 rr.tests=test_memcg_reparent_numa ', numa_cmdline)
+        self.assertTrue(numa_cmdline.endswith(' numa=fake=2'), numa_cmdline)
+        self.assertEqual(numa['metadata']['harness.append'], 'numa=fake=2')
+        self.assertEqual(numa['metadata']['harness.job'], 'kselftest')
+        self.assertNotIn('numa=fake', cmdline)
+        self.assertNotIn('harness.append', job['metadata'])
+        self.assertNotIn('test_memcg_reparent_numa', cmdline)
         bench = self.load('bench-patched.yaml')
         self.assertIn('-icount', bench['context']['extra_options'])
         for name in self.written:
