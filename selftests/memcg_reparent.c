@@ -1100,6 +1100,34 @@ long file_resident(struct reparent_test *t)
 	return file_resident_pages(s->fd, s->size);
 }
 
+/*
+ * A holder's charge: s->size of anon memory, faulted in. Small pages
+ * only: khugepaged must not recharge them to K. Not MADV_NOHUGEPAGE,
+ * which needs CONFIG_ADVISE_SYSCALLS.
+ */
+int holder_fault_anon(void *arg)
+{
+	struct file_state *s = arg;
+
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		return EXIT_FAILURE;
+	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->map == MAP_FAILED)
+		return EXIT_FAILURE;
+	memset(s->map, 'a', s->size);
+
+	return EXIT_SUCCESS;
+}
+
+/* A holder's query: the resident pages of its mapping, s->map. */
+long holder_query_resident(void *arg)
+{
+	struct file_state *s = arg;
+
+	return resident_pages(s->map, s->size);
+}
+
 long holder_resident(struct reparent_test *t)
 {
 	struct file_state *s = t->priv;

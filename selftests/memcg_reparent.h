@@ -286,6 +286,8 @@ void close_fd(int *fd);
 int file_setup(struct reparent_test *t);
 void file_pinned_info(struct reparent_test *t);
 long file_resident(struct reparent_test *t);
+int holder_fault_anon(void *arg);
+long holder_query_resident(void *arg);
 long holder_resident(struct reparent_test *t);
 void file_free(struct reparent_test *t);
 int read_file(void *arg);

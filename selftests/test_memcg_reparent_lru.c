@@ -292,38 +292,13 @@ static int test_reparent_shmem(const char *root)
 	return run_reparent_test(root, __func__, &shmem_kind, &s);
 }
 
-static int fault_anon(void *arg)
-{
-	struct file_state *s = arg;
-
-	/*
-	 * Small pages only: khugepaged must not recharge them to K. Not
-	 * MADV_NOHUGEPAGE, which needs CONFIG_ADVISE_SYSCALLS.
-	 */
-	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
-		return EXIT_FAILURE;
-	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->map == MAP_FAILED)
-		return EXIT_FAILURE;
-	memset(s->map, 'a', s->size);
-
-	return EXIT_SUCCESS;
-}
-
-static long query_resident(void *arg)
-{
-	struct file_state *s = arg;
-
-	return resident_pages(s->map, s->size);
-}
-
 static int anon_charge(struct reparent_test *t)
 {
 	struct file_state *s = t->priv;
 
 	t->min_charge = s->size - s->size / 10;
-	return holder_start(&s->h, t, fault_anon, query_resident, s) ?
+	return holder_start(&s->h, t, holder_fault_anon,
+			    holder_query_resident, s) ?
 		KSFT_FAIL : KSFT_PASS;
 }
 
@@ -528,7 +503,7 @@ static int mapped_charge(struct reparent_test *t)
 {
 	struct file_state *s = t->priv;
 
-	return holder_start(&s->h, t, map_file, query_resident, s) ?
+	return holder_start(&s->h, t, map_file, holder_query_resident, s) ?
 		KSFT_FAIL : KSFT_PASS;
 }
 
@@ -658,7 +633,8 @@ static int fault_thp(void *arg)
 	memset(s->map, 't', s->size);
 	if (munmap((char *)s->map + s->size - page_size, page_size))
 		return EXIT_FAILURE;
-	s->size -= page_size;	/* the holder's copy, for query_resident() */
+	/* the holder's copy, for holder_query_resident() */
+	s->size -= page_size;
 
 	return EXIT_SUCCESS;
 }
@@ -690,7 +666,7 @@ static int thp_charge(struct reparent_test *t)
 
 	/* Every THP but the partially unmapped one is still PMD-mapped. */
 	t->min_charge = s->size - THP_SIZE;
-	return holder_start(&s->h, t, fault_thp, query_resident, s) ?
+	return holder_start(&s->h, t, fault_thp, holder_query_resident, s) ?
 		KSFT_FAIL : KSFT_PASS;
 }
 

@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -65,29 +63,6 @@ static int nodes_with_memory(int *first, int *second)
 			p++;
 	}
 	return n;
-}
-
-static int fault_anon(void *arg)
-{
-	struct file_state *s = arg;
-
-	/* Small pages only: khugepaged must not recharge them to K. */
-	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
-		return EXIT_FAILURE;
-	s->map = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->map == MAP_FAILED)
-		return EXIT_FAILURE;
-	memset(s->map, 'a', s->size);
-
-	return EXIT_SUCCESS;
-}
-
-static long query_resident(void *arg)
-{
-	struct file_state *s = arg;
-
-	return resident_pages(s->map, s->size);
 }
 
 static long move_pages_of(void *addr, long nr, const int *nodes, int *status)
@@ -144,7 +119,8 @@ static int anon_charge(struct reparent_test *t)
 
 	t->min_charge = s->size - s->size / 10;
 	s->h.act = migrate_anon;
-	return holder_start(&s->h, t, fault_anon, query_resident, s) ?
+	return holder_start(&s->h, t, holder_fault_anon,
+			    holder_query_resident, s) ?
 		KSFT_FAIL : KSFT_PASS;
 }
 
