@@ -7,7 +7,8 @@ RUN_DIR is a folder written by qemu-run/boot/boot.sh (qemu-run/records/RECORDS.m
 meta, results.log, samples.log, and summary when there is one.  Each run
 is stored in one transaction: a run is there whole or not at all, and a
 kill halfway leaves the database as it was.  A run is keyed by its folder
-name and start time, so storing it again does nothing (--replace stores it
+name and start time, so storing it again does nothing but bring its
+stored summary up to the summary file's last line (--replace stores it
 anew).  Snapshots of samples.log cut short or malformed are dropped and
 counted, never stored half.  A kselftest run's outcomes are stored as
 qemu-run/verdict/tap.py judged them (RUN_DIR/verdict.json, written by
@@ -273,8 +274,18 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
     try:
         old = db.execute('SELECT id FROM runs WHERE uid = ?', (uid,)).fetchone()
         if old and not replace:
-            db.execute('ROLLBACK')
+            # The one thing that may grow after a run is stored: its summary
+            # (kselftest.sh appends the line of every boot of the job to the
+            # main run's once the last boot is done).  Storing it again
+            # brings that up to date, in the same transaction.
+            last = summary[-1] if summary else None
+            updated = last is not None and db.execute(
+                'UPDATE runs SET summary = ? WHERE id = ? AND summary IS NOT ?',
+                (last, old[0], last)).rowcount
+            db.execute('COMMIT' if updated else 'ROLLBACK')
             line = f'ingest: {name}: already stored as run {old[0]} (--replace to store it anew)'
+            if updated:
+                line += '; its summary brought up to date'
             if batch:
                 was = set_batch(db, old[0], batch)
                 line += (f'; in batch {batch}' if was in (None, batch)

@@ -107,6 +107,27 @@ class Soak(Base):
         self.assertEqual(counts(self.db), before)
         self.assertEqual(consistent(self.db), [])
 
+    def test_summary_follows_its_file(self):
+        """kselftest.sh appends the line of every boot of a job to the main
+        run's summary once the last boot is done, after the run was stored:
+        storing it again brings the stored summary up to date, and nothing
+        else (no second run, the same outcomes)."""
+        d = os.path.join(self.tmp, 'k')
+        fake_run.kselftest_run(d, 'original')
+        self.ingest(d)
+        before = counts(self.db)
+        self.assertEqual(self.one('SELECT summary FROM runs'), 'original: fake summary line')
+        whole = 'original: fake summary line | cgroup v1: original: 3 passed'
+        with open(os.path.join(d, 'summary'), 'a') as f:
+            f.write(whole + '\n')
+        line = self.ingest(d)
+        self.assertIn('already stored as run 1', line)
+        self.assertIn('summary brought up to date', line)
+        self.assertEqual(self.one('SELECT summary FROM runs'), whole)
+        self.assertEqual(counts(self.db), before)
+        self.assertNotIn('summary', self.ingest(d))
+        self.assertEqual(consistent(self.db), [])
+
     def workloads_with_meta(self, plain_meta, other_meta):
         """Two soaks of the same knobs, each meta given a line more; their
         stored workloads, in that order."""
