@@ -5,6 +5,7 @@ usage: reports/insn_profile.py top RUN_DIR [--n 25]
        reports/insn_profile.py diff RUN_A RUN_B [--n 25]
        reports/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
        reports/insn_profile.py windows RUN_DIR [--n 15]
+       reports/insn_profile.py windows RUN_DIR --jobs-sync [--jobs 400]
 
 Each run's instructions and calls per function are read by
 qemu-run/records/insn.py (the TCG plugin's insn.txt, the System.map of the
@@ -26,6 +27,11 @@ left out of the spread, as is any window without a rep's results): each window's
 space with PROFILE_USER=1) beside the bench results of that rep, then the
 functions whose instructions vary most between the windows.  It tells a
 rep that ran more instructions from one that waited longer.
+windows --jobs-sync: the bench ran fast_tests=jobs jobs_sync=1 (a sync
+either side of each rep's timed loop) and PROFILE_USER=1 counted user
+space: per rep, the loop's time (jobs / fast.jobs_per_s) against the time
+its instructions took (4 ns each, every vCPU's, on the icount clock); the
+difference is time when no vCPU ran (the clock skips to the next timer).
 """
 import argparse
 import os
@@ -152,7 +158,42 @@ def rep_results(run_dir):
     return out
 
 
-def show_windows(run_dir, n):
+# qemu-run/boot/boot.sh's CLOCK=icount: -icount shift=2, 4 ns of guest time
+# an instruction (any vCPU's: TCG runs them in turn on one clock).
+NS_PER_INSN = 4
+
+
+def show_jobs_loops(run_dir, ws, first, results, jobs):
+    """The bench's fast.jobs run with jobs_sync=1: three syncs a rep (the
+    rep's own, then one either side of its timed loop), so the window that
+    starts at sync call c (c % 3 == 2) is rep (c + 1) // 3's timed loop.
+    Its time (jobs / fast.jobs_per_s) against its instructions on every
+    vCPU (guest time they took): the rest is time no vCPU ran, idle time
+    the clock skipped to the next timer (sleep=off)."""
+    print(f'{"rep":>4} {"loop ms":>9} {"kernel M":>9} {"user M":>8} {"busy ms":>8} {"idle ms":>8} {"idle %":>7}')
+    rows = []
+    for i, w in enumerate(ws, 1):
+        c = first + i - 1
+        if c % 3 != 2 or i == len(ws):
+            continue
+        rep = (c + 1) // 3
+        rate = dict(results.get(rep, [])).get('fast.jobs_per_s')
+        if not rate:
+            continue
+        user = w.get(USER, (0, None))[0]
+        kern = sum(v for k, (v, _) in w.items() if k != USER)
+        loop_ms = jobs / rate * 1e3
+        busy_ms = (kern + user) * NS_PER_INSN / 1e6
+        rows.append((rep, loop_ms, kern, user, busy_ms))
+        print(f'{rep:4d} {loop_ms:9.1f} {kern / 1e6:9.1f} {user / 1e6:8.1f} {busy_ms:8.1f} '
+              f'{loop_ms - busy_ms:8.1f} {100 * (loop_ms - busy_ms) / loop_ms:7.1f}')
+    if not rows:
+        raise SystemExit(f'{run_dir}: no timed loop window with a fast.jobs_per_s result: was the bench run '
+                         f'with fast_tests=jobs jobs_sync=1, and FROM_SYNC=K EVERY_SYNC=1?')
+    return rows
+
+
+def show_windows(run_dir, n, jobs_sync=False, jobs=400):
     ws = windows(run_dir)
     if len(ws) < 3:
         raise SystemExit(f'{run_dir}: {len(ws)} window(s): profile with FROM_SYNC=K EVERY_SYNC=1 and at least '
@@ -160,6 +201,13 @@ def show_windows(run_dir, n):
     first = int(next(p for p in (meta(run_dir).get('profile_from') or '').split(',')
                      if p.startswith('sync:'))[5:])
     results = rep_results(run_dir)
+    if jobs_sync:
+        if not any(USER in w for w in ws):
+            raise SystemExit(f'{run_dir}: no user space count: profile with PROFILE_USER=1, or the idle time '
+                             f'would include user space\'s instructions')
+        print(f'{run_dir}: the timed loops of fast.jobs ({jobs} jobs a rep), {len(ws)} windows from sync call '
+              f'{first} ({counted(run_dir)}), {NS_PER_INSN} ns an instruction')
+        return show_jobs_loops(run_dir, ws, first, results, jobs)
     print(f'{run_dir}: {len(ws)} windows from sync call {first} ({counted(run_dir)}); '
           f'window N starts at sync call {first}+N-1, the bench\'s rep {first}+N-1 with one fast test')
     print(f'{"window":>6} {"kernel":>12} {"user":>12}  bench results of that rep')
@@ -211,11 +259,15 @@ def main(argv):
     w = sub.add_parser('windows')
     w.add_argument('run')
     w.add_argument('--n', type=int, default=15)
+    w.add_argument('--jobs-sync', action='store_true',
+                   help='the bench ran fast_tests=jobs jobs_sync=1: each rep\'s timed loop, its time against '
+                        'its instructions (needs PROFILE_USER=1)')
+    w.add_argument('--jobs', type=int, default=400, help='the bench\'s jobs knob (jobs a rep), with --jobs-sync')
     args = ap.parse_args(argv)
     if args.cmd == 'top':
         top(args.run, args.n)
     elif args.cmd == 'windows':
-        show_windows(args.run, args.n)
+        show_windows(args.run, args.n, args.jobs_sync, args.jobs)
     elif args.a or args.b:
         if not args.a or not args.b or args.runs:
             ap.error('diff --a RUN ... --b RUN ..., or diff RUN_A RUN_B')

@@ -68,7 +68,10 @@
  *                        count below the test's cgroup stops changing:
  *                        the release of the jobs' memcgs counts wherever
  *                        it happens.  The jobs run jobs_warmup times
- *                        untimed before the first rep.
+ *                        untimed before the first rep.  jobs_sync=1 puts
+ *                        a sync(2) either side of a timed rep's loop (out
+ *                        of its time): insn-profile.sh's windows then
+ *                        cut out the loop (insn_profile.py --jobs-sync).
  *                        On a file system on /dev/ram1 (jobs_on=ram), whose
  *                        writeback is instructions: ext4 with its journal
  *                        (jobs_fs=ext4), or ext2 (no journal); or in dir (disk)
@@ -165,6 +168,7 @@ static struct knob knobs[] = {
 	{ "jobs_kb", K_NUM, 16, NULL, "fast.jobs: KiB each job appends to the log and writes to its file" },
 	{ "jobs_on", K_STR, 0, "ram", "fast.jobs: ram, a filesystem made on /dev/ram1 (brd: writeback is instructions), or disk, dir (emulated disk I/O)" },
 	{ "jobs_warmup", K_NUM, 1, NULL, "fast.jobs: untimed runs of the jobs before the first rep (see part_fast())" },
+	{ "jobs_sync", K_NUM, 0, NULL, "fast.jobs: 1 calls sync(2) just before a timed rep's jobs and just after them, out of the timing, so that insn-profile.sh's EVERY_SYNC windows cut out the timed loop (reports/insn_profile.py windows --jobs-sync)" },
 	{ "jobs_fs", K_STR, 0, "ext4", "fast.jobs with jobs_on=ram: ext4 (with a journal, from the guest's /jobs-ext4.img.gz) or ext2 (no journal: see ram_fs())" },
 	{ "squeeze_on", K_STR, 0, "ram", "fast.squeeze: ram, the page cache of /dev/ram0 (brd: instructions), or disk, a file in dir (emulated disk I/O)" },
 	{ "lru", K_STR, 0, "gen,classic", "reclaim: LRU modes to run, gen (MGLRU) and/or classic (/sys/kernel/mm/lru_gen/enabled)" },
@@ -1301,6 +1305,8 @@ static int job_body(const char *dir, long i, long len)
 static int fast_jobs(long arg)
 {
 	long n = NUM("jobs"), len = NUM("jobs_kb") << 10, i, last, v;
+	/* jobs_sync: the timed loop between two syncs, in timed reps only */
+	int sync_loop = NUM("jobs_sync") && fast_rep > 0;
 	long long t = 0, first = now_ns(), gone;
 	double rates[2];
 	char cg[400], p[450], pid[32];
@@ -1313,10 +1319,15 @@ static int fast_jobs(long arg)
 	if (len > (long)sizeof(chunk))
 		return 1;
 	for (i = -n / 10; i < n + 4; i++) {   /* a tenth to warm up */
-		if (i == 0)
+		if (i == 0) {
+			if (sync_loop)
+				sync();
 			t = now_ns();
+		}
 		if (i == n) {
 			t = now_ns() - t;
+			if (sync_loop)
+				sync();
 			len = 0;	/* the last 4 only delete */
 		}
 		snprintf(cg, sizeof(cg), "%s/job-%ld", fast_cg, i + n);

@@ -21,7 +21,13 @@
 # K-th: with one fast test, one window per rep (insn.txt.N, the last in
 # insn.txt); the windows are shown side by side with the rep's results
 # (reports/insn_profile.py windows RUN_DIR), and the stored profile is
-# their sum, the same as without EVERY_SYNC.
+# their sum, the same as without EVERY_SYNC.  With the bench knobs
+# fast_tests=jobs jobs_sync=1 (a sync either side of each rep's timed loop)
+# and PROFILE_USER=1, `reports/insn_profile.py windows RUN_DIR --jobs-sync`
+# sets each loop's time against its instructions: the rest is time when no
+# vCPU ran:
+#   FROM_SYNC=2 EVERY_SYNC=1 PROFILE_USER=1 qemu-run/jobs/insn-profile.sh KERNEL \
+#       parts=fast fast_tests=jobs jobs_sync=1 fast_reps=4
 # KERNEL_IMAGE boots an image built elsewhere (as for boot.sh).  The run
 # folder keeps insn.txt (instructions per block address) and the System.map
 # path in its meta (image=); the runs database gets the bench results and
@@ -47,7 +53,14 @@ PROFILE=1 CLOCK=icount MEM=${MEM:-1536} "$TOP/qemu-run/boot/boot.sh" "$kernel" b
 [ -s "$RUN_DIR/insn.txt" ] || die "the plugin wrote no $RUN_DIR/insn.txt"
 python3 "$TOP/reports/insn_profile.py" top "$RUN_DIR"
 if [ "${EVERY_SYNC:-0}" = 1 ]; then
-	python3 "$TOP/reports/insn_profile.py" windows "$RUN_DIR"
+	wargs=()
+	for kv in "${knobs[@]}"; do
+		case "$kv" in
+		jobs_sync=1) wargs+=(--jobs-sync) ;;
+		jobs=*) wargs+=(--jobs "${kv#jobs=}") ;;
+		esac
+	done
+	python3 "$TOP/reports/insn_profile.py" windows "$RUN_DIR" ${wargs[@]+"${wargs[@]}"}
 fi
 # The boot's bench results and the profile (table insn_profile) go into the
 # runs database.

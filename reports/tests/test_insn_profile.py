@@ -151,6 +151,40 @@ class Profile(unittest.TestCase):
         self.assertRegex(text, r'\n +30 +100 +130  folio_memcg: 100 130\n')
         self.assertRegex(text, r'\n +0 +50 +50  css_tryget: 50 50\n')
 
+    def jobs_synced(self, user=True):
+        # fast_tests=jobs jobs_sync=1, FROM_SYNC=2 EVERY_SYNC=1: sync call 2
+        # starts rep 1's timed loop (window 1), 3 ends it, 4 is rep 2's own
+        # sync, 5 starts its loop (window 4); the last window is to the end
+        d = run_dir(self.tmp, 'patched-2', [(0xffffffff81000100, 1, 1)])
+        append(d, 'meta', 'profile_from=sync:2,user,every' if user else 'profile_from=sync:2,every')
+        loops = {1: (250000, 50000), 4: (400000, 100000)}
+        for i in range(1, 5):
+            kern, usr = loops.get(i, (7, 3))
+            with open(os.path.join(d, f'insn.txt.{i}'), 'w') as f:
+                f.write(f'ffffffff81000100 {kern} 1\n' + (f'401000 {usr} 1\n' if user else '') + f'# window {i}\n')
+        append(d, 'samples.log', '@@ result metric=fast.jobs_per_s param=16 rep=1 value=2000 unit=jobs/s')
+        append(d, 'samples.log', '@@ result metric=fast.jobs_gone_per_s param=16 rep=1 value=9 unit=jobs/s')
+        append(d, 'samples.log', '@@ result metric=fast.jobs_per_s param=16 rep=2 value=2000 unit=jobs/s')
+        return d
+
+    def test_jobs_loops_time_against_instructions(self):
+        # 4 jobs at 2000/s: a 2 ms loop; 300k instructions took 1.2 ms, so
+        # 0.8 ms no vCPU ran; rep 2's 500k took the whole 2 ms
+        d = self.jobs_synced()
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rows = insn_profile.show_windows(d, 5, jobs_sync=True, jobs=4)
+        text = out.getvalue()
+        self.assertRegex(text, r'\n +1 +2\.0 +0\.2 +0\.1 +1\.2 +0\.8 +40\.0\n')
+        self.assertRegex(text, r'\n +2 +2\.0 +0\.4 +0\.1 +2\.0 +0\.0 +0\.0\n')
+        self.assertEqual(len(text.strip().splitlines()), 4)
+        self.assertEqual([r[0] for r in rows], [1, 2])
+
+    def test_jobs_loops_need_user_space_counted(self):
+        d = self.jobs_synced(user=False)
+        with self.assertRaisesRegex(SystemExit, 'PROFILE_USER=1'):
+            insn_profile.show_windows(d, 5, jobs_sync=True, jobs=4)
+
     def test_diff_shows_calls_and_instructions_per_call(self):
         # the same 1000 calls, 5 instructions each on A and 9 on B
         a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 5000, 1000)]) for i in range(2)]
