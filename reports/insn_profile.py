@@ -3,7 +3,7 @@
 
 usage: reports/insn_profile.py top RUN_DIR [--n 25]
        reports/insn_profile.py diff RUN_A RUN_B [--n 25]
-       reports/insn_profile.py diff --a RUN ... --b RUN ... [--n 25]
+       reports/insn_profile.py diff --a RUN ... --b RUN ... [--n 25] [--jobs-sync]
        reports/insn_profile.py windows RUN_DIR [--n 15]
        reports/insn_profile.py windows RUN_DIR --jobs-sync [--jobs 400]
 
@@ -122,13 +122,33 @@ def totals(profiles):
     return [sum(v for v, _ in p.values()) for p in profiles]
 
 
-def diff_many(a_runs, b_runs, n):
-    pa = [profile(r) for r in a_runs]
-    pb = [profile(r) for r in b_runs]
+def loop_windows(run_dir):
+    """The windows of a jobs_sync=1 profile that are a rep's timed loop (see
+    show_jobs_loops()): those that start at sync call c, c % 3 == 2, the
+    last (to the end) left out."""
+    ws = windows(run_dir)
+    first = int(next(p for p in (meta(run_dir).get('profile_from') or '').split(',')
+                     if p.startswith('sync:'))[5:])
+    loops = [w for i, w in enumerate(ws[:-1], 1) if (first + i - 1) % 3 == 2]
+    if not loops:
+        raise SystemExit(f'{run_dir}: no timed loop window: profile fast_tests=jobs jobs_sync=1 with '
+                         f'FROM_SYNC=K EVERY_SYNC=1')
+    return loops
+
+
+def diff_many(a_runs, b_runs, n, jobs_sync=False):
+    if jobs_sync:
+        pa = [w for r in a_runs for w in loop_windows(r)]
+        pb = [w for r in b_runs for w in loop_windows(r)]
+        what = f'timed jobs loops ({len(pa)} and {len(pb)}), instructions'
+    else:
+        pa = [profile(r) for r in a_runs]
+        pb = [profile(r) for r in b_runs]
+        what = 'kernel instructions'
     ta, tb = totals(pa), totals(pb)
-    print(f'A: {len(a_runs)} runs of {meta(a_runs[0]).get("kernel")}, kernel instructions {min(ta)}-{max(ta)}')
+    print(f'A: {len(a_runs)} runs of {meta(a_runs[0]).get("kernel")}, {what} {min(ta)}-{max(ta)}')
     print(f'B: {len(b_runs)} runs of {meta(b_runs[0]).get("kernel")} {meta(b_runs[0]).get("series_key", "")[:8]}, '
-          f'kernel instructions {min(tb)}-{max(tb)}')
+          f'{what} {min(tb)}-{max(tb)}')
     rows = apart_rows(pa, pb)
     total = sum(r[0] for r in rows)
     print(f'functions whose ranges are apart: {len(rows)}, their mean difference B - A: {total:+.0f}')
@@ -256,6 +276,8 @@ def main(argv):
     d.add_argument('--a', nargs='+', default=[], help='runs of kernel A')
     d.add_argument('--b', nargs='+', default=[], help='runs of kernel B')
     d.add_argument('--n', type=int, default=25)
+    d.add_argument('--jobs-sync', action='store_true',
+                   help='with --a/--b: compare the timed jobs loops of jobs_sync=1 profiles, one sample a loop')
     w = sub.add_parser('windows')
     w.add_argument('run')
     w.add_argument('--n', type=int, default=15)
@@ -271,7 +293,7 @@ def main(argv):
     elif args.a or args.b:
         if not args.a or not args.b or args.runs:
             ap.error('diff --a RUN ... --b RUN ..., or diff RUN_A RUN_B')
-        diff_many(args.a, args.b, args.n)
+        diff_many(args.a, args.b, args.n, args.jobs_sync)
     elif len(args.runs) == 2:
         diff(args.runs[0], args.runs[1], args.n)
     else:

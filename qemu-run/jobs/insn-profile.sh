@@ -28,6 +28,8 @@
 # vCPU ran:
 #   FROM_SYNC=2 EVERY_SYNC=1 PROFILE_USER=1 qemu-run/jobs/insn-profile.sh KERNEL \
 #       parts=fast fast_tests=jobs jobs_sync=1 fast_reps=4
+# and `--diff --jobs-sync --a RUN... --b RUN...` compares the loops alone,
+# each loop a sample.
 # KERNEL_IMAGE boots an image built elsewhere (as for boot.sh).  The run
 # folder keeps insn.txt (instructions per block address) and the System.map
 # path in its meta (image=); the runs database gets the bench results and

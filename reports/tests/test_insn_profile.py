@@ -185,6 +185,23 @@ class Profile(unittest.TestCase):
         with self.assertRaisesRegex(SystemExit, 'PROFILE_USER=1'):
             insn_profile.show_windows(d, 5, jobs_sync=True, jobs=4)
 
+    def test_diff_of_jobs_loops_compares_loop_windows_only(self):
+        # windows 1 and 4 are the loops (folio_memcg 250000 and 400000);
+        # the others (7 each) and the last window are not compared
+        a = self.jobs_synced()
+        b = os.path.join(self.tmp, 'patched-3')
+        shutil.copytree(a, b)
+        with open(os.path.join(b, 'insn.txt.4'), 'w') as f:
+            f.write('ffffffff81000100 500000 1\n401000 100000 1\n# window 4\n')
+        self.assertEqual([w['folio_memcg'][0] for w in insn_profile.loop_windows(a)], [250000, 400000])
+        out = io.StringIO()
+        with redirect_stdout(out):
+            insn_profile.diff_many([a], [b], 5, jobs_sync=True)
+        text = out.getvalue()
+        self.assertIn('timed jobs loops (2 and 2), instructions 300000-500000', text)
+        self.assertIn('timed jobs loops (2 and 2), instructions 300000-600000', text)
+        self.assertIn('functions whose ranges are apart: 0', text)
+
     def test_diff_shows_calls_and_instructions_per_call(self):
         # the same 1000 calls, 5 instructions each on A and 9 on B
         a = [run_dir(self.tmp, f'original-{i}', [(0xffffffff81000100, 5000, 1000)]) for i in range(2)]
