@@ -122,14 +122,23 @@ def totals(profiles):
     return [sum(v for v, _ in p.values()) for p in profiles]
 
 
+def first_sync(run_dir):
+    """K of the profile's FROM_SYNC=K: its first window starts at sync call K."""
+    return int(next(p for p in (meta(run_dir).get('profile_from') or '').split(',')
+                    if p.startswith('sync:'))[5:])
+
+
+def rep_loops(ws, first):
+    """[(rep, window)] of a jobs_sync=1 profile's windows: three syncs a rep
+    (the rep's own, then one either side of its timed loop), so the window
+    that starts at sync call c, c % 3 == 2, is rep (c + 1) // 3's timed
+    loop; the last window (to the end) is left out."""
+    return [((first + i + 1) // 3, w) for i, w in enumerate(ws[:-1]) if (first + i) % 3 == 2]
+
+
 def loop_windows(run_dir):
-    """The windows of a jobs_sync=1 profile that are a rep's timed loop (see
-    show_jobs_loops()): those that start at sync call c, c % 3 == 2, the
-    last (to the end) left out."""
-    ws = windows(run_dir)
-    first = int(next(p for p in (meta(run_dir).get('profile_from') or '').split(',')
-                     if p.startswith('sync:'))[5:])
-    loops = [w for i, w in enumerate(ws[:-1], 1) if (first + i - 1) % 3 == 2]
+    """The windows of a jobs_sync=1 profile that are a rep's timed loop."""
+    loops = [w for _, w in rep_loops(windows(run_dir), first_sync(run_dir))]
     if not loops:
         raise SystemExit(f'{run_dir}: no timed loop window: profile fast_tests=jobs jobs_sync=1 with '
                          f'FROM_SYNC=K EVERY_SYNC=1')
@@ -184,19 +193,13 @@ NS_PER_INSN = 4
 
 
 def show_jobs_loops(run_dir, ws, first, results, jobs):
-    """The bench's fast.jobs run with jobs_sync=1: three syncs a rep (the
-    rep's own, then one either side of its timed loop), so the window that
-    starts at sync call c (c % 3 == 2) is rep (c + 1) // 3's timed loop.
-    Its time (jobs / fast.jobs_per_s) against its instructions on every
+    """The bench's fast.jobs run with jobs_sync=1 (rep_loops()): each rep's
+    timed loop, its time (jobs / fast.jobs_per_s) against its instructions on every
     vCPU (guest time they took): the rest is time no vCPU ran, idle time
     the clock skipped to the next timer (sleep=off)."""
     print(f'{"rep":>4} {"loop ms":>9} {"kernel M":>9} {"user M":>8} {"busy ms":>8} {"idle ms":>8} {"idle %":>7}')
     rows = []
-    for i, w in enumerate(ws, 1):
-        c = first + i - 1
-        if c % 3 != 2 or i == len(ws):
-            continue
-        rep = (c + 1) // 3
+    for rep, w in rep_loops(ws, first):
         rate = dict(results.get(rep, [])).get('fast.jobs_per_s')
         if not rate:
             continue
@@ -218,8 +221,7 @@ def show_windows(run_dir, n, jobs_sync=False, jobs=400):
     if len(ws) < 3:
         raise SystemExit(f'{run_dir}: {len(ws)} window(s): profile with FROM_SYNC=K EVERY_SYNC=1 and at least '
                          f'two reps after the K-th sync to compare windows')
-    first = int(next(p for p in (meta(run_dir).get('profile_from') or '').split(',')
-                     if p.startswith('sync:'))[5:])
+    first = first_sync(run_dir)
     results = rep_results(run_dir)
     if jobs_sync:
         if not any(USER in w for w in ws):
