@@ -59,7 +59,7 @@ repeat: deps ## run TESTS (default the four test_memcg_reparent_* binaries) REPE
 soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
 	@$(RUN)/jobs/soak.sh $(KERNEL)
 
-series-check: deps ## every prefix of the series applies, passes checkpatch, builds and boots (slow; SERIES_KERNEL=debug)
+series-check: deps ## every prefix of the series applies, passes checkpatch, builds and boots (slow; SERIES_KERNEL=debug; SERIES_BUILD=objects: compile only the files each prefix changes, no boot)
 	@$(RUN)/series/series-check.sh
 
 stress: deps ## the reliability run: KERNEL (default debug) under cgroup churn, reclaim, writeback, migration, swap and OOM for STRESS_SECS (1800)
