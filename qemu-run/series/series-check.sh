@@ -48,9 +48,11 @@ objects_of() {
 }
 
 # The compiler's reports in a log, without line and column (a patch moves
-# them) and without the tree's path: "mm/huge_memory.c: warning: ...".
+# them) and without the tree's path: "mm/huge_memory.c: warning: ...",
+# sorted, each as often as it was made (a second report of a file, the same
+# words as base's one, is new).
 reports_of() {
-	grep -E ': (warning|error): ' "$1" | sed -E "s#^$tree/##; s#^([^:]+):[0-9]+:[0-9]+: #\1: #" | sort -u
+	grep -E ': (warning|error): ' "$1" | sed -E "s#^$tree/##; s#^([^:]+):[0-9]+:[0-9]+: #\1: #" | sort
 }
 
 # Compile the objects named on stdin in $out, in the tree as checked out,
@@ -58,7 +60,7 @@ reports_of() {
 # drops the options the tree does not have yet).  Log: $1.
 compile_in_tree() {
 	local log=$1 objs
-	mapfile -t objs
+	mapfile -t objs < <(grep .)
 	mkdir -p "$out"
 	cp "$KBUILD/$kind/.config" "$out/.config"
 	make -s -C "$tree" O="$out" olddefconfig >"$log" 2>&1 &&
@@ -106,15 +108,15 @@ fi
 t0=$(date +%s)
 status=0
 if [ "$mode" = objects ]; then
-	# What the compiler says of the same files without the series (the
-	# debug configuration's KASAN makes some frames larger than its limit):
-	# the prefixes are judged by the reports base does not have.
+	# What the compiler says of the same files without the series: the
+	# prefixes are judged by the reports base does not have.
 	all=$(commit_series "${patches[@]}") || exit 1
 	git -C "$tree" checkout -q -f -B prefix base || die "cannot check out base in $tree"
-	objects_of "$all" base | compile_in_tree "$out/base.log" ||
+	base_objs=$(objects_of "$all" base)
+	compile_in_tree "$out/base.log" <<<"$base_objs" ||
 		die "the files the series changes do not compile in base (log: $out/base.log)"
 	reports_of "$out/base.log" >"$out/base-reports"
-	say "base: $(objects_of "$all" base | wc -l) files, $(wc -l <"$out/base-reports") compiler reports"
+	say "base: $(grep -c . <<<"$base_objs") files, $(wc -l <"$out/base-reports") compiler reports"
 fi
 results=()
 for ((k = 1; k <= ${#patches[@]}; k++)); do
