@@ -29,7 +29,7 @@ db-downsample: ## keep at most BUDGET (40) snapshots of the soaks older than OLD
 nightly-flaky: deps ## REPEAT (20) runs of the flaky-listed kselftests on both kernels; fails when patched fails one significantly more often (reports/flaky.py)
 	@$(RUN)/jobs/flaky-nightly.sh
 
-.PHONY: bench-jobs bench-offline bench-irqsoff fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
+.PHONY: oracle bench-jobs bench-offline bench-irqsoff fleet db-downsample lava lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench repeat readme-figures series-check selftests-patch kernels kernel guest kselftest soak test check report report-check db-check clean distclean shell
 
 help: ## list the targets
 	@echo "usage: make TARGET [KERNEL=original|patched|debug] [TESTS='test_kmem ...']"
@@ -55,6 +55,9 @@ kselftest: deps ## boot KERNEL in QEMU, run the cgroup kselftests, check the mat
 
 repeat: deps ## run TESTS (default the four test_memcg_reparent_* binaries) REPEAT=10 times in one boot of KERNEL, count outcomes
 	@REPEAT=$(or $(REPEAT),10) $(RUN)/jobs/kselftest.sh $(KERNEL) "$(or $(TESTS),test_memcg_reparent_slab test_memcg_reparent_lru test_memcg_reparent_pins test_memcg_reparent_reclaim)"
+
+oracle: deps ## the differential oracle: scenarios/*.scn on original and patched, live cgroups compared (SCENARIOS, ORACLE_SET=short)
+	@$(RUN)/jobs/oracle.sh $(SCENARIOS)
 
 soak: deps ## boot KERNEL, run the churn soak: GENS SECS SOAK_JOBS MIX HOG_MB SEED SAMPLE_EVERY SOAK MEM
 	@$(RUN)/jobs/soak.sh $(KERNEL)

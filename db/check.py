@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+import ingest  # noqa: E402
 import store  # noqa: E402
 
 
@@ -30,7 +31,9 @@ def problems(db):
     bad += [f'run {r} snapshot {q}: {n} samples without their snapshot' for (r, q), n in sorted(stored.items())]
     bad += [f'run {r[0]}: {r[2]} snapshots stored, {r[1]} counted' for r in db.execute(
         "SELECT r.id, r.snapshots, count(sn.seq) FROM runs r LEFT JOIN snapshots sn ON sn.run_id = r.id "
-        "WHERE r.kind != 'bench' GROUP BY r.id HAVING count(sn.seq) != r.snapshots")]
+        "WHERE r.kind NOT IN ('bench', 'oracle') GROUP BY r.id HAVING count(sn.seq) != r.snapshots")]
+    # An oracle run counts its checkpoints there (ingest.oracle_problems).
+    bad += ingest.oracle_problems(db)
     # A bench run counts its results in runs.snapshots.
     bad += [f'run {r[0]}: {r[2]} bench results stored, {r[1]} counted' for r in db.execute(
         "SELECT r.id, r.snapshots, count(b.rep) FROM runs r LEFT JOIN bench b ON b.run_id = r.id "

@@ -14,8 +14,12 @@ counted, never stored half.  A kselftest run's outcomes are stored as
 qemu-run/verdict/tap.py judged them (RUN_DIR/verdict.json, written by
 kselftest.sh): ingest keeps verdicts, it does not make them.
 A bench run's "@@ result" records go to the bench table; a malformed one
-is dropped and counted.  --batch puts the runs in a batch (qemu-run/jobs/bench.sh
-groups a benchmark's boots and churn soaks so), runs already stored too.
+is dropped and counted.  A scenario run (the differential oracle, job
+scenario) is a run of kind oracle: its complete checkpoints' values, its
+actions, audits and kernel reports go to the oracle_* tables; a
+checkpoint cut short is dropped and counted, never stored half.  --batch
+puts the runs in a batch (qemu-run/jobs/bench.sh groups a benchmark's
+boots and churn soaks so), runs already stored too.
 
 The database: --db, else $RUNS_DB, else $BUILD/db/runs.sqlite.
 Prints one line per run; exit status 1 when a run could not be stored.
@@ -50,7 +54,10 @@ def kind_of(job):
         return 'bench'
     if job == 'stress':
         return 'stress'
-    raise RunError(f'job "{job}" leaves nothing to store: only kselftest, soak, bench and stress runs are')
+    if job == 'scenario':
+        return 'oracle'
+    raise RunError(f'job "{job}" leaves nothing to store: only kselftest, soak, bench, stress and scenario '
+                   'runs are')
 
 
 def sha16(chunks):
@@ -218,9 +225,93 @@ def store_bench(db, run_id, path):
     return walk
 
 
+ORACLE_TABLES = ('oracle_scenarios', 'oracle_checkpoints', 'oracle_values', 'oracle_acts', 'oracle_audits',
+                 'oracle_kmsg')
+
+
+def store_oracle(db, run_id, path, label):
+    """Store a scenario run's samples.log (qemu-run/records/oracle.py):
+    each complete checkpoint's values as it is read, then the scenarios,
+    their actions, audits and kernel reports.  Returns the walker, with
+    .checkpoints and .values stored."""
+    oracle = records.oracle_module()
+    cps = values = 0
+    order = {}
+    last = time.monotonic()
+    with open(path, errors='replace', newline='') as f:
+        walk = oracle.ScenarioRecords(f)
+        for scenario, checkpoint, data in walk:
+            order[scenario] = order.get(scenario, 0) + 1
+            db.execute('INSERT INTO oracle_checkpoints (run_id, scenario, checkpoint, ord, lines) '
+                       'VALUES (?, ?, ?, ?, ?)', (run_id, scenario, checkpoint, order[scenario], len(data)))
+            db.executemany('INSERT INTO oracle_values (run_id, scenario, checkpoint, cgroup, key, value) '
+                           'VALUES (?, ?, ?, ?, ?, ?)',
+                           [(run_id, scenario, checkpoint, cg, key, v) for (cg, key), v in data.items()])
+            cps += 1
+            values += len(data)
+            now = time.monotonic()
+            if now - last >= PROGRESS_SECS:
+                last = now
+                print(f'ingest: {label}: {cps} checkpoints, {values} values ...', file=sys.stderr, flush=True)
+    audits, kmsg = [], []
+    for i, s in enumerate(walk.scenarios.values(), 1):
+        end = s.end or {}
+        db.execute('INSERT INTO oracle_scenarios (run_id, scenario, ord, file, rc, acts, t_ms) '
+                   'VALUES (?, ?, ?, ?, ?, ?, ?)', (run_id, s.name, i, s.file, end.get('rc'), end.get('acts'),
+                                                    end.get('t_ms')))
+        db.executemany('INSERT INTO oracle_acts (run_id, scenario, seq, line, ms, outcome, cmd) '
+                       'VALUES (?, ?, ?, ?, ?, ?, ?)', [(run_id, s.name, *a) for a in s.acts])
+        audits += [(s.name, a.checkpoint, a.check, int(a.ok), a.detail) for a in s.audits]
+        kmsg += [(s.name, line) for line in s.kmsg]
+    db.executemany('INSERT INTO oracle_audits (run_id, ord, scenario, checkpoint, check_name, ok, detail) '
+                   'VALUES (?, ?, ?, ?, ?, ?, ?)', [(run_id, i, *a) for i, a in enumerate(audits, 1)])
+    db.executemany('INSERT INTO oracle_kmsg (run_id, ord, scenario, line) VALUES (?, ?, ?, ?)',
+                   [(run_id, i, *k) for i, k in enumerate(kmsg, 1)])
+    walk.checkpoints, walk.values = cps, values
+    return walk
+
+
+def oracle_problems(db):
+    """What is wrong with the stored oracle runs, as lines ([]: nothing),
+    for db/check.py: each checkpoint has the values its "lines=" said, each
+    run the checkpoints it counted (runs.snapshots), and the values,
+    actions and comparisons belong to oracle runs."""
+    stored = dict(((r, s, c), n) for r, s, c, n in db.execute(
+        'SELECT run_id, scenario, checkpoint, count(*) FROM oracle_values GROUP BY 1, 2, 3'))
+    bad = []
+    for r, s, c, lines in db.execute('SELECT run_id, scenario, checkpoint, lines FROM oracle_checkpoints'):
+        n = stored.pop((r, s, c), 0)
+        if n != lines:
+            bad.append(f'run {r} checkpoint {s}/{c}: {n} values stored, {lines} recorded')
+    bad += [f'run {r} checkpoint {s}/{c}: {n} values without their checkpoint'
+            for (r, s, c), n in sorted(stored.items())]
+    bad += [f'run {r}: {n} checkpoints stored, {want} counted' for r, want, n in db.execute(
+        "SELECT r.id, r.snapshots, count(c.checkpoint) FROM runs r LEFT JOIN oracle_checkpoints c ON c.run_id = r.id "
+        "WHERE r.kind = 'oracle' GROUP BY r.id HAVING count(c.checkpoint) != r.snapshots")]
+    for table in ORACLE_TABLES:
+        bad += [f'run {r}: {n} rows of {table} in a {k} run' for r, k, n in db.execute(
+            f"SELECT t.run_id, r.kind, count(*) FROM {table} t JOIN runs r ON r.id = t.run_id "
+            "WHERE r.kind != 'oracle' GROUP BY t.run_id")]
+    bad += [f'comparison of runs {o} and {p}: a {ko} run and a {kp} run, not two oracle runs'
+            for o, p, ko, kp in db.execute(
+                'SELECT h.orig_run_id, h.patched_run_id, ro.kind, rp.kind FROM oracle_comparisons h '
+                'JOIN runs ro ON ro.id = h.orig_run_id JOIN runs rp ON rp.id = h.patched_run_id '
+                "WHERE ro.kind != 'oracle' OR rp.kind != 'oracle'")]
+    bad += [f'comparison of runs {o} and {p}: {n} rows without their oracle_comparisons row'
+            for o, p, n in db.execute(
+                'SELECT c.orig_run_id, c.patched_run_id, count(*) FROM oracle_compare c '
+                'LEFT JOIN oracle_comparisons h ON h.orig_run_id = c.orig_run_id '
+                'AND h.patched_run_id = c.patched_run_id WHERE h.id IS NULL GROUP BY 1, 2')]
+    return bad
+
+
 def delete_run(db, run_id):
-    for table in ('samples', 'snapshots', 'kselftest', 'kselftest_metrics', 'bench', 'insn_profile', 'params'):
+    for table in ('samples', 'snapshots', 'kselftest', 'kselftest_metrics', 'bench', 'insn_profile', 'params') \
+            + ORACLE_TABLES:
         db.execute(f'DELETE FROM {table} WHERE run_id = ?', (run_id,))
+    # A comparison of the run goes with it (reports/oracle.py compare --store makes it again).
+    for table in ('oracle_compare', 'oracle_comparisons'):
+        db.execute(f'DELETE FROM {table} WHERE orig_run_id = ? OR patched_run_id = ?', (run_id, run_id))
     db.execute('DELETE FROM runs WHERE id = ?', (run_id,))
 
 
@@ -361,6 +452,28 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
                        (workload_of(w.run_line or args, meta), end.get('rc'), to_int(end.get('t_ms')), run_id))
             what = f'stress on {kernel}, {len(end) - 1 if end else 0} totals'
             what += store_profile(db, run_id, run_dir)
+            if w.end is None:
+                what += '; no "@@ end" record'
+        elif kind == 'oracle':
+            path = os.path.join(run_dir, 'samples.log')
+            if not os.path.exists(path):
+                raise RunError(f'{path} is missing: a scenario run writes its records there')
+            w = store_oracle(db, run_id, path, name)
+            if w.run is not None:
+                params = w.run
+            end = w.end or {}
+            db.execute('UPDATE runs SET workload = ?, soak_rc = ?, t_ms = ?, snapshots = ?, dropped = ? '
+                       'WHERE id = ?', (workload_of(w.run_line or args, meta), end.get('rc'), end.get('t_ms'),
+                                        w.checkpoints, w.dropped, run_id))
+            acts = sum(len(s.acts) for s in w.scenarios.values())
+            what = (f'scenario run on {kernel}, {len(w.scenarios)} scenarios, {w.checkpoints} checkpoints, '
+                    f'{w.values} values, {acts} acts, {w.audit_failures()} audit failures, {w.kmsg_count()} kmsg')
+            what += store_profile(db, run_id, run_dir)
+            if w.dropped:
+                why = [x for x in w.problems if x.startswith('checkpoint ')][:3]
+                what += f'; {w.dropped} checkpoints dropped ({"; ".join(why)})'
+            if w.malformed:
+                what += f'; {w.malformed} malformed lines'
             if w.end is None:
                 what += '; no "@@ end" record'
         else:

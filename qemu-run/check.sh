@@ -4,7 +4,8 @@
 #  - the host-side Python tools (qemu-run, db, reports) pass their unit
 #    tests against fixtures (real captured guest logs, generated runs);
 #  - the expectations matrix and known-issues files parse;
-#  - the selftests patch is in sync with selftests/ (when both exist).
+#  - the selftests patch is in sync with selftests/ (when both exist);
+#  - every scenario of the differential oracle (scenarios/*.scn) reads.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$TOP"
@@ -24,6 +25,8 @@ import sys; sys.path.insert(0, 'qemu-run/verdict')
 import tap
 tap.read_expect('qemu-run/verdict/expectations'); tap.read_known('qemu-run/verdict/known-issues')
 " || fail=1
+# every scenario of the oracle reads (the guest's player, built for the host)
+( check_scenarios "$(cd scenarios && ls ./*.scn | sed 's|^\./||' | paste -sd,)" ) || fail=1
 if [ -f selftests/COMMIT_MSG ]; then
 	qemu-run/series/selftests-sync.sh check || fail=1
 fi

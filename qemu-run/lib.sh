@@ -33,6 +33,17 @@ build_plugin() {
 	mv "$so.new.$$" "$so"
 }
 
+# check_scenarios FILE.scn,...: the guest's scenario player, built for the
+# host, reads the files without doing anything (check=1): a scenario that
+# does not read is refused before anything boots.
+check_scenarios() {
+	mkdir -p "$BUILD/host"
+	cc -O2 -Wall -o "$BUILD/host/scenario" "$TOP/qemu-run/guest/scenario.c" ||
+		die "cannot build the scenario player for the host (qemu-run/guest/scenario.c)"
+	"$BUILD/host/scenario" check=1 dir="$TOP/scenarios" files="$1" ||
+		die "a scenario does not read (above): scenarios/README.md has the language"
+}
+
 check_kernel_name() {
 	local k
 	for k in $KERNELS; do [ "$1" = "$k" ] && return 0; done

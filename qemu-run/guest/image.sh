@@ -52,6 +52,9 @@ for tool in "$TOP"/qemu-run/guest/*.c; do
 		die "guest tool $(basename "$tool") failed to build"
 done
 install -m 0755 "$TOP/qemu-run/guest/init" "$root/init"
+# The differential oracle's scenario files (guest/scenario.c plays them).
+mkdir -p "$root/scenarios"
+cp "$TOP"/scenarios/*.scn "$root/scenarios/"
 # bench's fast.jobs runs on an ext4 with a journal on the RAM disk
 # /dev/ram1 (jobs_fs=ext4): busybox's mke2fs makes no journal, so the
 # file system is made here, as large as the RAM disk (base.config

@@ -2,8 +2,10 @@
 # The full test (make test, CI): build the original and patched kernels, run
 # the cgroup kselftests on each against the expectations matrix, then a short
 # churn soak on each and check its direction: original piles up dying memory
-# cgroups; patched, once the series carries kernel changes, does not.  Runs
-# every step even when one fails, then prints one line per step.
+# cgroups; patched, once the series carries kernel changes, does not.  Then
+# the differential oracle's short set of scenarios (scenarios/short) on both,
+# with its conservation audit.  Runs every step even when one fails, then
+# prints one line per step.
 #
 # TEST_SOAK_GENS (default 300, at least 300) sets the soak's length; TEST_SOAK=0 skips the
 # soaks (and says so: the summary shows them as skipped, the run fails).
@@ -69,6 +71,22 @@ for k in original patched; do
 	summary+=("$line")
 	case "$line" in PASS*) ;; *) status=1 ;; esac
 done
+
+# The differential oracle: the short set of scenarios on both kernels.
+if [ -f "$BUILD/kernel/original/.key" ] && [ -f "$BUILD/kernel/patched/.key" ]; then
+	kt=$(date +%s)
+	if ORACLE_SET=short NOBUILD=1 "$TOP/qemu-run/jobs/oracle.sh" >"$BUILD/oracle-test.log" 2>&1; then
+		summary+=("PASS oracle ($(elapsed "$kt")): $(grep '^oracle:' "$BUILD/oracle-test.log" | tail -1)")
+	else
+		summary+=("FAIL oracle ($(elapsed "$kt")): $(grep '^oracle:' "$BUILD/oracle-test.log" | tail -1) (log: $BUILD/oracle-test.log)")
+		status=1
+	fi
+	# the table of what differed, in the log of the test too
+	sed -n '/^scenario\|^  /p' "$BUILD/oracle-test.log" | tail -60
+else
+	summary+=("SKIP oracle: a kernel did not build (see above)")
+	status=1
+fi
 
 echo
 printf '%s\n' "${summary[@]}"

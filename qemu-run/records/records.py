@@ -1,6 +1,8 @@
 """Read the files of a run folder (qemu-run/records/RECORDS.md): meta, results.log
-and samples.log (a soak's snapshots, a bench's results).  Parsing only;
-db/ingest.py stores what this yields."""
+and samples.log (a soak's snapshots, a bench's results; a scenario run's
+records are oracle.py's, oracle_module()).  Parsing only; db/ingest.py
+stores what this yields."""
+import importlib.util
 import os
 import re
 import sys
@@ -252,11 +254,11 @@ class BenchResults:
 # line every few seconds and one summary line at the end; the LAVA collector
 # writes the same summary.  All of them come from here:
 #
-#   records.py scan soak|bench SAMPLES.LOG           key=value words (tests, test.sh)
-#   records.py summary soak|bench SAMPLES.LOG LABEL [WALL]   status 1 unless it ended rc=0
+#   records.py scan soak|bench|scenario SAMPLES.LOG           key=value words (tests, test.sh)
+#   records.py summary soak|bench|scenario SAMPLES.LOG LABEL [WALL]   status 1 unless it ended rc=0
 #   records.py summary stress RUN_DIR LABEL [WALL]    status 1 unless the run was clean
-#   records.py progress soak|stress|bench SAMPLES.LOG LABEL WALL [SECS]
-#   records.py last-words soak|stress|bench RUN_DIR   what the guest said of a failed run
+#   records.py progress soak|stress|bench|scenario SAMPLES.LOG LABEL WALL [SECS]
+#   records.py last-words soak|stress|bench|scenario RUN_DIR   what the guest said of a failed run
 
 
 def _num(d, key):
@@ -550,7 +552,26 @@ def last_words(tool, run_dir):
     return '\n'.join(out)
 
 
+def oracle_module():
+    """oracle.py of this folder (the records of a scenario run), loaded once
+    as the module "records_oracle": reports/oracle.py, the comparison, is
+    the module "oracle" of a program that imports both."""
+    mod = sys.modules.get('records_oracle')
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(
+            'records_oracle', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'oracle.py'))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules['records_oracle'] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules['records_oracle']
+            raise
+    return mod
+
+
 def main(argv):
+    oracle = oracle_module      # loaded for a scenario command only
     cmds = {
         ('scan', 'soak'): lambda a: (0, words(soak_scan(a[0]))),
         ('scan', 'bench'): lambda a: (0, words(bench_scan(a[0]))),
@@ -560,13 +581,19 @@ def main(argv):
         ('progress', 'soak'): lambda a: (0, soak_progress(a[0], a[1], a[2])),
         ('progress', 'stress'): lambda a: (0, stress_progress(a[0], a[1], a[2], float(a[3]))),
         ('progress', 'bench'): lambda a: (0, bench_progress(a[0], a[1], a[2])),
+        ('scan', 'scenario'): lambda a: (0, words(oracle().scan(a[0]))),
+        ('summary', 'scenario'): lambda a: oracle().summary(a[0], _walled(a)),
+        ('progress', 'scenario'): lambda a: (0, oracle().progress(a[0], a[1], a[2])),
+        ('last-words', 'scenario'): lambda a: (0, oracle().last_words(a[0])),
     }
     nargs = {'scan': 1, 'summary': 2, 'progress': 3, 'last-words': 1}
     for tool in ('soak', 'stress', 'bench'):
         cmds[('last-words', tool)] = lambda a, tool=tool: (0, last_words(tool, a[0]))
     if len(argv) < 2 or (argv[0], argv[1]) not in cmds or len(argv) - 2 < nargs[argv[0]]:
-        print('usage: records.py scan soak|bench SAMPLES.LOG | summary soak|bench SAMPLES.LOG LABEL | '
-              'summary stress RUN_DIR LABEL [WALL] | last-words soak|stress|bench RUN_DIR | progress soak|bench SAMPLES.LOG LABEL WALL | '
+        print('usage: records.py scan soak|bench|scenario SAMPLES.LOG | '
+              'summary soak|bench|scenario SAMPLES.LOG LABEL | '
+              'summary stress RUN_DIR LABEL [WALL] | last-words soak|stress|bench|scenario RUN_DIR | '
+              'progress soak|bench|scenario SAMPLES.LOG LABEL WALL | '
               'progress stress SAMPLES.LOG LABEL WALL SECS', file=sys.stderr)
         return 2
     rc, line = cmds[(argv[0], argv[1])](argv[2:])
