@@ -501,6 +501,40 @@ def section_flaky(page, st):
              '(<code>reports/flaky.py</code>).</p>')
 
 
+# The oracle's verdicts that are no failure (reports/oracle.py).
+ORACLE_QUIET = ('same', 'agrees')
+
+
+def section_oracle(page, st):
+    """The newest stored comparison of every scenario (view oracle_latest):
+    every row that is not the same on both kernels, with its verdict."""
+    page.add('<h2 id="oracle">Differential oracle: live cgroups, original against patched</h2>')
+    rows = st.q('SELECT scenario, checkpoint, cgroup, key, original, patched, verdict, reason, '
+                'orig_run_id, patched_run_id, original_label, patched_label, passed FROM oracle_latest '
+                'ORDER BY scenario, checkpoint, cgroup, key')
+    if not rows:
+        page.add('<p>No comparison stored yet: <code>make oracle</code> plays scenarios/*.scn on both '
+                 'kernels and stores the comparison.</p>')
+        return
+    shown = [r for r in rows if r[6] not in ORACLE_QUIET]
+    pairs = sorted({(r[8], r[9], r[10], r[11], r[12]) for r in rows})
+    page.add('<p>' + '; '.join(
+        f'runs {o} ({esc(lo)}) and {p} ({esc(lp)}): {"passed" if ok else "FAILED"}'
+        for o, p, lo, lp, ok in pairs) + f'. {len(rows)} values compared, {len(shown)} shown.</p>')
+    cls = {'differs': 'fail', 'missing': 'fail', 'audit-fail': 'fail', 'finding': 'skip',
+           'audit-known': 'skip', 'deliberate': 'pass'}
+    page.add('<table><tr><th>scenario</th><th>checkpoint</th><th>cgroup</th><th>key</th>'
+             '<th>original</th><th>patched</th><th>verdict</th></tr>')
+    for scen, cp, cg, key, a, b, verdict, reason, *_ in shown:
+        page.add(f'<tr class="{cls.get(verdict, "")}"><td>{esc(scen)}</td><td>{esc(cp)}</td><td>{esc(cg)}</td>'
+                 f'<td>{esc(key)}</td><td>{esc(a)}</td><td>{esc(b)}</td>'
+                 f'<td title="{esc(reason or "")}">{esc(verdict)}</td></tr>')
+    page.add('</table><p class="caption">Rows that are the same on both kernels, or agree within '
+             'scenarios/tolerances, are left out.  <i>finding</i>: a known bug of the patched kernel '
+             'listed in scenarios/expected; <i>deliberate</i>: a difference the series means to make '
+             '(hover the verdict for the reason).  The scenarios are scenarios/*.scn.</p>')
+
+
 TREND_PLOTS = 12        # at most this many configuration x workload plots; the table has every row
 
 
@@ -623,8 +657,8 @@ figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid
 
 NAV = [('runs', 'runs'), ('dying', 'dying cgroups'), ('cost', 'memory cost'), ('table', 'table'),
        ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'), ('kselftest', 'kselftests'),
-       ('flaky', 'flaky subtests'), ('bench', 'benchmarks'), ('trend', 'nightly trend'),
-       ('all-runs', 'recent runs')]
+       ('flaky', 'flaky subtests'), ('oracle', 'oracle'), ('bench', 'benchmarks'),
+       ('trend', 'nightly trend'), ('all-runs', 'recent runs')]
 
 
 def bench_batch_line(st, batch):
@@ -780,6 +814,7 @@ def render(db_path, out):
         section_memstat(page, soaks, st)
         section_kselftest(page, st)
         section_flaky(page, st)
+        section_oracle(page, st)
         section_bench(page, st)
         section_trend(page, st)
         section_recent(page, st)

@@ -489,6 +489,31 @@ class Cli(Base):
         self.assertEqual(db.execute('SELECT count(*) FROM oracle_comparisons').fetchone()[0], 1)
         self.assertEqual(ingest.oracle_problems(db), [])
 
+    def test_dashboard_table(self):
+        """The dashboard's oracle section: the newest comparison's rows that
+        are not the same on both kernels, with their verdicts."""
+        db_path = os.path.join(self.tmp, 'runs.sqlite')
+        db = store.connect(db_path)
+        self.addCleanup(db.close)
+        o, p = self.dirs()
+        for d in (o, p):
+            ingest.ingest(db, d, db_path=db_path)
+        exp = oracle.read_expected(self.file('exp', KNOWN))
+        oracle.store_comparison(db, oracle.compare_dirs(o, p, oracle.read_tolerances(self.tolerances), exp))
+        import report  # noqa: E402  (after oracle: see the imports above)
+        page = report.Page(self.tmp)
+        report.section_oracle(page, report.Store(db))
+        html = '\n'.join(page.parts)
+        self.assertIn('runs 1 (original) and 2 (patched', html)
+        self.assertIn('<td>memory.stat:shmem</td><td>0</td><td>4194304</td>', html)
+        self.assertIn('>finding</td>', html)
+        self.assertNotIn('>same</td>', html)
+        empty = store.connect(os.path.join(self.tmp, 'empty.sqlite'))
+        self.addCleanup(empty.close)
+        page = report.Page(self.tmp)
+        report.section_oracle(page, report.Store(empty))
+        self.assertIn('No comparison stored yet', '\n'.join(page.parts))
+
 
 if __name__ == '__main__':
     unittest.main()
