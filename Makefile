@@ -14,7 +14,7 @@ FLEET ?= gens=1500 slices=3 mix=log,read,sock/anon,tmpfs,fork/files,neg,log rate
 run: deps ## the main job: both kernels, the same soak on each, the dashboard
 	@$(RUN)/jobs/run.sh
 
-nightly: deps ## the long soak (SECS, default 3600 s) on both kernels, appended to the database
+nightly: deps ## the long soak (SECS, default 3600 s) on both kernels and every oracle scenario, stored
 	@NIGHTLY=1 $(RUN)/jobs/run.sh
 
 fleet: deps ## a fleet-shaped soak on both kernels (FLEET: parent slices, a job mix per slice, a rate), old soaks downsampled, the dashboard

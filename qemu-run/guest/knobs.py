@@ -3,7 +3,7 @@
 
 usage: qemu-run/guest/knobs.py TOOL key=value ...
 
-TOOL is soak, stress or bench; its knob table is read from
+TOOL is soak, stress, bench or scenario; its knob table is read from
 qemu-run/guest/TOOL.c (the table "TOOL help" prints in the guest), so the
 two cannot disagree.  An unknown knob, a number knob that is not a
 number, a list knob (soak's and stress's mix, bench's parts and lru)
@@ -16,6 +16,7 @@ import re
 import sys
 
 GUEST = os.path.dirname(os.path.abspath(__file__))
+TOOLS = ('soak', 'stress', 'bench', 'scenario')
 ENTRY = re.compile(r'\{\s*"([a-z_]+)",\s*(K_NUM|K_STR),\s*(-?\d+),\s*(NULL|"[^"]*")')
 # Knobs whose value is a comma list of names: each one of the default's,
 # or of the names given here when the default runs only some.
@@ -70,8 +71,8 @@ def problems(tool, words):
 
 
 def main(argv):
-    if not argv or argv[0] not in ('soak', 'stress', 'bench'):
-        print('usage: qemu-run/guest/knobs.py soak|stress|bench key=value ...', file=sys.stderr)
+    if not argv or argv[0] not in TOOLS:
+        print(f'usage: qemu-run/guest/knobs.py {"|".join(TOOLS)} key=value ...', file=sys.stderr)
         return 2
     errs = problems(argv[0], argv[1:])
     for e in errs:

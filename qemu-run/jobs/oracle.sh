@@ -15,7 +15,8 @@
 # (default icount: guest time counts instructions, so both kernels play the
 # same sequence whatever the host's load), SEED (default 1), DEADLINE
 # (default 1800 s a boot), NOBUILD=1 (boot what is there), KERNELS_UNDER_TEST
-# (default "original patched": the first is the reference).
+# (default "original patched": the first is the reference; "original
+# original" measures the noise the tolerances must cover).
 #
 # Each boot is stored in the runs database; the comparison is stored too
 # and printed as a table of what differs.  Exit status 0 only when every
@@ -74,12 +75,12 @@ stamp=$(date +%Y%m%d-%H%M%S)
 t0=$(date +%s)
 status=0
 results=()
-# boot_group GROUP FILES KERNEL [boot words]: one boot of KERNEL playing
-# FILES; its run folder in last_dir.
+# boot_group GROUP FILES KERNEL SUFFIX [boot words]: one boot of KERNEL
+# playing FILES; its run folder in last_dir.
 boot_group() {
-	local group=$1 files=$2 kernel=$3
-	shift 3
-	RUN_DIR="$BUILD/runs/$stamp-$kernel-oracle-$group"
+	local group=$1 files=$2 kernel=$3 suffix=$4
+	shift 4
+	RUN_DIR="$BUILD/runs/$stamp-$kernel-oracle-$group$suffix"
 	# shellcheck disable=SC2034 # knobs: read by tool_knobs and tool_run (lib.sh)
 	knobs=("files=$files" "seed=${SEED:-1}")
 	tool_knobs scenario
@@ -101,13 +102,16 @@ for group in v2 v1; do
 	words=()
 	[ "$group" = v1 ] && words=(cgroup=v1)
 	dirs=()
+	suffix=""
 	for k in "${under_test[@]}"; do
 		say "oracle: $group scenarios on $k: $files"
-		boot_group "$group" "$files" "$k" ${words[@]+"${words[@]}"}
+		boot_group "$group" "$files" "$k" "$suffix" ${words[@]+"${words[@]}"}
 		dirs+=("$last_dir")
+		suffix=-2	# the same kernel twice (a noise run) gets two folders
 	done
 	cmp_rc=0
-	python3 "$TOP/reports/oracle.py" compare --store "${dirs[0]}" "${dirs[1]}" \
+	python3 "$TOP/reports/oracle.py" compare --store --kernels "${under_test[0]},${under_test[1]}" \
+		"${dirs[0]}" "${dirs[1]}" \
 		--json "${dirs[1]}/oracle.json" | tee "${dirs[1]}/oracle.txt" || cmp_rc=$?
 	[ "$cmp_rc" = 0 ] || status=1
 	results+=("$(tail -1 "${dirs[1]}/oracle.txt") [$group]")

@@ -6,7 +6,8 @@
 # whether both were clean.
 #
 #   qemu-run/jobs/run.sh [key=value ...]        soak knobs, as for soak.sh
-#   NIGHTLY=1 qemu-run/jobs/run.sh              the long soak (SECS, default 3600 s each)
+#   NIGHTLY=1 qemu-run/jobs/run.sh              the long soak (SECS, default 3600 s each),
+#                                               then every scenario of the differential oracle
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -21,6 +22,9 @@ status=0
 for k in original patched; do
 	NOBUILD=1 "$TOP/qemu-run/jobs/soak.sh" "$k" "$@" || status=1
 done
+if [ "${NIGHTLY:-0}" = 1 ]; then
+	NOBUILD=1 "$TOP/qemu-run/jobs/oracle.sh" || status=1
+fi
 "$TOP/qemu-run/deps.sh" report || exit 1
 python3 "$TOP/reports/report.py" || status=1
 verdict=finished; [ $status = 0 ] || verdict=FAILED
