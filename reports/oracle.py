@@ -271,17 +271,85 @@ def _value_row(scenario, cp, cgroup, key, a, b, tolerances, names):
     return Row(scenario, cp, cgroup, key, a, b, 'differs', f'{d:+d} ({rel * 100:.1f}%) beyond {within}', '')
 
 
-def _union(a, b):
-    """The keys of a, then those of b that a lacks, in their order."""
-    out = list(a)
-    seen = set(out)
-    out += [k for k in b if k not in seen]
+def _union(*seqs):
+    """The keys of the first, then those of each next that the ones before
+    lack, in their order."""
+    out, seen = [], set()
+    for seq in seqs:
+        for k in seq:
+            if k not in seen:
+                seen.add(k)
+                out.append(k)
     return out
+
+
+def _base(name):
+    """A scenario's name without the #N of its second, third... play."""
+    return name.split('#', 1)[0]
+
+
+def _plays(run):
+    """{scenario: [Scenario of each play, in order]} of a parsed run:
+    oracle.sh plays every file ORACLE_REPEAT times in a boot."""
+    out = {}
+    for name, s in run.scenarios.items():
+        out.setdefault(_base(name), []).append(s)
+    return out
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2]
+
+
+def _outcome_row(scenario, key, a, b, why, names):
+    """The row of words compared across plays (an action's outcome, a
+    scenario's rc): same when every play of both gave one word; agrees when
+    the two kernels' sets of words meet; differs when they are apart."""
+    if not a or not b:
+        return Row(scenario, '-', '-', key, ','.join(map(str, a)) or None, ','.join(map(str, b)) or None,
+                   'missing', f'only on {names[not a]}: {why}', '')
+    sa, sb = set(a), set(b)
+    shown = [x[0] if len(set(x)) == 1 else ','.join(map(str, x)) for x in (a, b)]
+    if sa == sb and len(sa) == 1:
+        return Row(scenario, '-', '-', key, shown[0], shown[1], 'same', why, '')
+    if sa & sb:
+        return Row(scenario, '-', '-', key, shown[0], shown[1], 'agrees', f'outcomes meet across plays; {why}', '')
+    return Row(scenario, '-', '-', key, shown[0], shown[1], 'differs', why, '')
+
+
+def _range_row(scenario, cp, cgroup, key, a, b, tolerances, names):
+    """The row of one counter over the plays of each kernel: same when all
+    are equal; agrees when the two ranges meet, or their nearest ends are
+    within the key's tolerance; differs when they are apart beyond it.
+    The values shown are the medians; the reason gives the ranges."""
+    if len(a) == 1 and len(b) == 1:
+        return _value_row(scenario, cp, cgroup, key, a[0], b[0], tolerances, names)
+    ma, mb = _median(a), _median(b)
+    rng = f'{names[0]} {min(a)}..{max(a)}, {names[1]} {min(b)}..{max(b)} ({len(a)} and {len(b)} plays)'
+    if len(set(a) | set(b)) == 1:
+        return Row(scenario, cp, cgroup, key, ma, mb, 'same', '', '')
+    if min(b) > max(a):
+        near = (max(a), min(b))
+    elif min(a) > max(b):
+        near = (max(b), min(a))
+    else:
+        return Row(scenario, cp, cgroup, key, ma, mb, 'agrees', f'ranges meet: {rng}', '')
+    tol = tolerance_for(tolerances, key)
+    d = near[1] - near[0]
+    if tol is None:
+        return Row(scenario, cp, cgroup, key, ma, mb, 'differs', f'apart by {d}, compared exactly: {rng}', '')
+    within = f'{tol.abs} or {tol.rel * 100:g}% ({tol.pattern}, tolerances line {tol.line})'
+    if agrees(near[0], near[1], tol):
+        return Row(scenario, cp, cgroup, key, ma, mb, 'agrees', f'apart by {d}, within {within}: {rng}', '')
+    return Row(scenario, cp, cgroup, key, ma, mb, 'differs', f'apart by {d}, beyond {within}: {rng}', '')
 
 
 def compare(orig, patched, tolerances=(), expected=(), kernels=('original', 'patched')):
     """Compare two parsed scenario runs (records_oracle.ScenarioRecords,
-    walked) under tolerances and expected entries; a Comparison."""
+    walked) under tolerances and expected entries; a Comparison.  A
+    scenario played several times in a boot (name, name#2, ...) is one
+    scenario whose values are compared as ranges (_range_row)."""
     names = ('original', 'patched')     # the sides, whatever kernels ran them
     rows, problems, notes = [], [], []
     runs = (orig, patched)
@@ -302,64 +370,77 @@ def compare(orig, patched, tolerances=(), expected=(), kernels=('original', 'pat
             notes.append(f'{side}: {r.malformed} malformed lines in samples.log')
     if not orig.scenarios and not patched.scenarios:
         problems.append('neither run played a scenario: there is nothing to compare')
-    for scen in _union(orig.scenarios, patched.scenarios):
-        ss = (orig.scenarios.get(scen), patched.scenarios.get(scen))
-        for side, s in zip(names, ss):
-            if s is None:
-                continue
-            for a in s.audit_failures():
-                st = [_audit_state(x, a.checkpoint, a.check) for x in ss]
-                rows.append(Row(scen, a.checkpoint, '-', f'audit:{a.check}', st[0], st[1], 'audit-fail',
-                                f'{side}: {a.detail}', side))
-            for line in s.kmsg:
-                rows.append(Row(scen, '-', '-', 'kmsg', 'kmsg' if side == 'original' else None,
-                                'kmsg' if side == 'patched' else None, 'audit-fail', f'{side}: {line}', side))
+    plays = (_plays(orig), _plays(patched))
+    for scen in _union(*plays):
+        ss = (plays[0].get(scen), plays[1].get(scen))
+        for side, reps in zip(names, ss):
+            for i, s in enumerate(reps or ()):
+                play = f' (play {i + 1})' if len(reps) > 1 else ''
+                for a in s.audit_failures():
+                    st = [x and _audit_state(x[min(i, len(x) - 1)], a.checkpoint, a.check) for x in ss]
+                    rows.append(Row(scen, a.checkpoint, '-', f'audit:{a.check}', st[0], st[1], 'audit-fail',
+                                    f'{side}{play}: {a.detail}', side))
+                for line in s.kmsg:
+                    rows.append(Row(scen, '-', '-', 'kmsg', 'kmsg' if side == 'original' else None,
+                                    'kmsg' if side == 'patched' else None, 'audit-fail', f'{side}{play}: {line}',
+                                    side))
         if None in ss:
-            rows.append(Row(scen, '-', '-', 'scenario', ss[0] and ss[0].file, ss[1] and ss[1].file, 'missing',
+            one = ss[0] or ss[1]
+            rows.append(Row(scen, '-', '-', 'scenario', ss[0] and one[0].file, ss[1] and one[0].file, 'missing',
                             f'not played on {names[0 if ss[0] is None else 1]}', ''))
             continue
         so, sp = ss
-        if so.file != sp.file:
-            problems.append(f'scenario {scen}: file {so.file} on {kernels[0]}, {sp.file} on {kernels[1]}: '
+        if len(so) != len(sp):
+            problems.append(f'scenario {scen} was played {len(so)} times on {kernels[0]}, {len(sp)} on '
+                            f'{kernels[1]}: play both with the same ORACLE_REPEAT')
+        if so[0].file != sp[0].file:
+            problems.append(f'scenario {scen}: file {so[0].file} on {kernels[0]}, {sp[0].file} on {kernels[1]}: '
                             'the runs did not play the same file')
-        ends = [s.end['rc'] if s.end else None for s in ss]
-        rows.append(Row(scen, '-', '-', 'scenario:rc', ends[0], ends[1], _exact(*ends),
-                        'cut short: no "@@ endscenario"' if None in ends else '', ''))
-        if ends[0] == ends[1] and ends[0] not in (0, None):
-            problems.append(f'scenario {scen} ended rc={ends[0]} on both kernels (a "must" action failed, or the '
-                            'file could not be read: the console says which): what comes after it was compared '
-                            'on neither; fix the scenario')
-        acts = [{a.seq: a for a in s.acts} for s in ss]
+        ends = [[s.end['rc'] if s.end else None for s in reps] for reps in ss]
+        rows.append(_outcome_row(scen, 'scenario:rc', ends[0], ends[1],
+                                 'cut short: no "@@ endscenario"' if None in ends[0] + ends[1] else '', names))
+        if set(ends[0]) == set(ends[1]) and len(set(ends[0])) == 1 and ends[0][0] not in (0, None):
+            problems.append(f'scenario {scen} ended rc={ends[0][0]} on both kernels (a "must" action failed, or '
+                            'the file could not be read: the console says which): what comes after it was '
+                            'compared on neither; fix the scenario')
+        acts = [[{a.seq: a for a in s.acts} for s in reps] for reps in ss]
         mismatch = []
-        for seq in sorted(set(acts[0]) | set(acts[1])):
-            a, b = acts[0].get(seq), acts[1].get(seq)
-            if a and b and a.cmd != b.cmd:
+        for seq in sorted(set().union(*acts[0], *acts[1])):
+            got = [[p[seq] for p in side if seq in p] for side in acts]
+            if got[0] and got[1] and got[0][0].cmd != got[1][0].cmd:
                 mismatch.append(seq)
-            one = a or b
-            why = f'line {one.line}: {one.cmd}; ms {a.ms if a else "-"}/{b.ms if b else "-"}'
-            rows.append(Row(scen, '-', '-', f'act:{seq}', a and a.out, b and b.out, _exact(a and a.out, b and b.out),
-                            why if a and b else f'only on {names[a is None]}: {why}', ''))
+            one = (got[0] or got[1])[0]
+            ms = '/'.join(','.join(str(a.ms) for a in g) or '-' for g in got)
+            rows.append(_outcome_row(scen, f'act:{seq}', [a.out for a in got[0]], [a.out for a in got[1]],
+                                     f'line {one.line}: {one.cmd}; ms {ms}', names))
         if mismatch:
-            a, b = acts[0][mismatch[0]], acts[1][mismatch[0]]
+            a = [p[mismatch[0]] for p in acts[0] if mismatch[0] in p][0]
+            b = [p[mismatch[0]] for p in acts[1] if mismatch[0] in p][0]
             problems.append(f'scenario {scen}: act {mismatch[0]} is "{a.cmd}" (line {a.line}) on {kernels[0]}, '
                             f'"{b.cmd}" (line {b.line}) on {kernels[1]}'
                             + (f' ({len(mismatch)} acts differ so)' if len(mismatch) > 1 else '')
                             + ': the runs did not play the same scenario, the comparison is invalid; '
                             'play the same scenarios/ on both')
-        for cp in _union(so.checkpoints, sp.checkpoints):
-            vs = (so.checkpoints.get(cp), sp.checkpoints.get(cp))
-            if None in vs:
-                i = 0 if vs[0] is None else 1
-                gone, s = names[i], ss[i]
-                why = (f'dropped on {gone}: {s.dropped[cp]}' if cp in s.dropped
-                       else f'not reached on {gone}')
-                n = [None if v is None else len(v) for v in vs]      # values of the checkpoint
+        cps = _union(*[c for reps in ss for c in (s.checkpoints for s in reps)])
+        for cp in cps:
+            vs = [[s.checkpoints[cp] for s in reps if cp in s.checkpoints] for reps in ss]
+            if not vs[0] or not vs[1]:
+                i = 0 if not vs[0] else 1
+                gone = names[i]
+                drops = [s.dropped[cp] for s in ss[i] if cp in s.dropped]
+                why = f'dropped on {gone}: {drops[0]}' if drops else f'not reached on {gone}'
+                n = [len(v[0]) if v else None for v in vs]      # values of the checkpoint
                 rows.append(Row(scen, cp, '-', 'checkpoint', n[0], n[1], 'missing', why, ''))
                 continue
-            for cg, key in _union(*vs):
-                rows.append(_value_row(scen, cp, cg, key, vs[0].get((cg, key)), vs[1].get((cg, key)),
-                                       tolerances, names))
-    return Comparison(*apply_expected(rows, problems, expected, set(_union(orig.scenarios, patched.scenarios))),
+            for cg, key in _union(*(v for side in vs for v in side)):
+                a = [v[(cg, key)] for v in vs[0] if (cg, key) in v]
+                b = [v[(cg, key)] for v in vs[1] if (cg, key) in v]
+                if not a or not b:
+                    rows.append(_value_row(scen, cp, cg, key, a[0] if a else None, b[0] if b else None,
+                                           tolerances, names))
+                else:
+                    rows.append(_range_row(scen, cp, cg, key, a, b, tolerances, names))
+    return Comparison(*apply_expected(rows, problems, expected, set(_union(*plays))),
                       notes, kernels)
 
 

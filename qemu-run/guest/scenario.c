@@ -229,6 +229,19 @@ static int task_body(char **w, int nw, int once)
 				return 1;
 		return 0;
 	}
+	if (!strcmp(op, "ws") && nw == 2) {
+		/* a working set read on demand: once now, once more each poke */
+		if (read_file_once(w[1]))
+			return 1;
+		if (once)
+			return 0;
+		for (;;) {
+			ack();
+			wait_poke();
+			if (read_file_once(w[1]))
+				return 1;
+		}
+	}
 	if (!strcmp(op, "write") && nw == 3 && (size = parse_size(w[2])) >= 0) {
 		memset(iobuf, 'w', sizeof(iobuf));
 		if (write_file(w[1], O_TRUNC, size, 0, iobuf, sizeof(iobuf)))
@@ -433,9 +446,11 @@ static void cp_add(const char *fmt, ...)
 static char filebuf[64 << 10];
 
 /*
- * The root's event counters count from boot, so what one scenario did
- * would show in every later one: for the root, they are recorded as the
- * growth since the scenario began (rootbase, taken at its start).
+ * The root's counters are the whole machine's, since boot: what one
+ * scenario did, or what the other kernel's own memory is, would show in
+ * every scenario.  So for the root they are recorded as their growth since
+ * the scenario began (rootbase, taken at its start); the audits read the
+ * values themselves.
  */
 struct rootev {
 	char key[64];
@@ -444,24 +459,7 @@ struct rootev {
 static struct rootev rootbase[256];
 static int nrootbase, taking_rootbase;
 
-static int is_event(const char *file, const char *key)
-{
-	static const char *const prefixes[] = {
-		"pg", "workingset_refault", "workingset_activate", "workingset_restore",
-		"workingset_nodereclaim", "thp_", "zswpin", "zswpout", "zswpwb", NULL,
-	};
-
-	if (!strcmp(file, "memory.events"))
-		return 1;
-	if (strcmp(file, "memory.stat"))
-		return 0;
-	for (int i = 0; prefixes[i]; i++)
-		if (!strncmp(key, prefixes[i], strlen(prefixes[i])))
-			return 1;
-	return 0;
-}
-
-static long long root_event(const char *file, const char *key, long long val)
+static long long root_growth(const char *file, const char *key, long long val)
 {
 	char k[64];
 
@@ -490,13 +488,14 @@ static int read_keyed(const char *dir, const char *cg, const char *file, struct 
 		if (sp) {
 			long long val = atoll(sp + 1);
 
+			long long shown = val;
+
 			if (!strcmp(cg, "/")) {
 				*sp = 0;
-				if (is_event(file, s))
-					val = root_event(file, s, val);
+				shown = root_growth(file, s, val);
 				*sp = ' ';
 			}
-			cp_add("%s %s:%.*s %lld\n", cg, file, (int)(sp - s), s, val);
+			cp_add("%s %s:%.*s %lld\n", cg, file, (int)(sp - s), s, shown);
 			if (v && !strcmp(file, "memory.stat")) {
 				*sp = 0;
 				if (!strcmp(s, "sock"))
@@ -1023,6 +1022,8 @@ static int op_valid(char **w, int nw)
 		return 0;
 	if (!strcmp(w[0], "read"))
 		return nw == 2 || (nw == 3 && atoi(w[2]) > 0);
+	if (!strcmp(w[0], "ws"))
+		return nw == 2;
 	if (!strcmp(w[0], "write"))
 		return nw == 3 && parse_size(w[2]) >= 0;
 	if (!strcmp(w[0], "anon") || !strcmp(w[0], "hold") || !strcmp(w[0], "sock"))

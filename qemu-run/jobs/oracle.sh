@@ -4,12 +4,17 @@
 # and the conservation audit (reports/oracle.py).
 #
 #   qemu-run/jobs/oracle.sh [SCENARIO ...]      names of scenarios/*.scn, without .scn
-#   make oracle [SCENARIOS='mglru-reclaim sock-last-memcg'] [ORACLE_SET=short]
+#   make oracle [SCENARIOS='swapin-sibling sock-last-memcg'] [ORACLE_SET=short] [ORACLE_REPEAT=3]
 #
 # Without names: every scenarios/*.scn, or with ORACLE_SET=short the ones
 # scenarios/short lists (make test's set).  A scenario whose file says
 # "needs cgroup-v1" runs on a boot of its own with the memory controller on
 # a v1 hierarchy (rr.cgroup=v1); the rest share one boot per kernel.
+#
+# Each kernel plays the files ORACLE_REPEAT times (default 3) in its boot,
+# one round after the other: the same kernel does not do quite the same
+# thing twice (disk I/O completes at other instructions), so values are
+# compared as ranges over the plays (reports/oracle.py).
 #
 # Environment as for boot.sh: MEM (default 1024), SMP (default 2), CLOCK
 # (default icount: guest time counts instructions, so both kernels play the
@@ -96,9 +101,13 @@ boot_group() {
 	fi
 	last_dir=$RUN_DIR
 }
+repeat=${ORACLE_REPEAT:-3}
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "ORACLE_REPEAT is a number of plays from 1, not '$repeat'"
 for group in v2 v1; do
-	if [ "$group" = v2 ]; then files=$(IFS=,; echo "${v2[*]:-}"); else files=$(IFS=,; echo "${v1[*]:-}"); fi
-	[ -n "$files" ] || continue
+	if [ "$group" = v2 ]; then one=$(IFS=,; echo "${v2[*]:-}"); else one=$(IFS=,; echo "${v1[*]:-}"); fi
+	[ -n "$one" ] || continue
+	files=$one
+	for _ in $(seq 2 "$repeat"); do files="$files,$one"; done
 	words=()
 	[ "$group" = v1 ] && words=(cgroup=v1)
 	dirs=()

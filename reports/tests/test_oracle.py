@@ -489,6 +489,66 @@ class Cli(Base):
         self.assertEqual(db.execute('SELECT count(*) FROM oracle_comparisons').fetchone()[0], 1)
         self.assertEqual(ingest.oracle_problems(db), [])
 
+    def played_twice(self, kernel, change=None):
+        """The fixture of kernel with its basic scenario played twice; change
+        (old, new) replaces a line in the second play only."""
+        text = fixture(kernel)
+        start = text.index('@@ scenario basic')
+        end = text.index('@@ scenario pagecache')
+        second = text[start:end]
+        if change:
+            assert change[0] in second
+            second = second.replace(change[0], change[1])
+        return text[:end] + second + text[end:]
+
+    def compare_texts(self, to, tp):
+        self.pairs = getattr(self, 'pairs', 0) + 1
+        o = scenario_run(os.path.join(self.tmp, f'o-{self.pairs}'), 'original', text=to)
+        p = scenario_run(os.path.join(self.tmp, f'p-{self.pairs}'), 'patched', text=tp)
+        return oracle.compare_dirs(o, p, oracle.read_tolerances(self.tolerances),
+                                   oracle.read_expected(self.file('exp2', KNOWN)))
+
+    def test_plays_compared_as_ranges(self):
+        """A scenario played twice is one scenario: its values are compared as
+        ranges, shown as medians; ranges that meet agree, ranges apart beyond
+        the tolerance differ."""
+        base = 'oracle/a memory.current:bytes 0'
+        # original 0 and 8M, patched 0 and 0: the ranges meet
+        c = self.compare_texts(self.played_twice('original', (base, 'oracle/a memory.current:bytes 8388608')),
+                               self.played_twice('patched'))
+        rows = [r for r in c.rows if r.scenario == 'basic' and r.cgroup == 'oracle/a'
+                and r.key == 'memory.current:bytes' and r.checkpoint == 'start']
+        self.assertEqual([(r.original, r.patched, r.verdict) for r in rows], [(0, 0, 'agrees')])
+        self.assertIn('ranges meet: original 0..8388608, patched 0..0 (2 and 2 plays)', rows[0].reason)
+        self.assertFalse([r for r in c.rows if '#' in r.scenario])
+        # both plays of patched 8M, of original 0: apart beyond 2M
+        two = 'oracle/a memory.current:bytes 8388608'
+        tp = self.played_twice('patched', (base, two)).replace(base, two, 1)
+        c = self.compare_texts(self.played_twice('original'), tp)
+        rows = [r for r in c.rows if r.scenario == 'basic' and r.cgroup == 'oracle/a'
+                and r.key == 'memory.current:bytes' and r.checkpoint == 'start']
+        self.assertEqual([(r.original, r.patched, r.verdict) for r in rows], [(0, 8388608, 'differs')])
+        self.assertIn('apart by 8388608, beyond', rows[0].reason)
+        self.assertFalse(c.passed)
+
+    def test_outcomes_across_plays(self):
+        """An action's outcomes across plays: sets that meet agree, apart differ."""
+        act = 'out=ok cmd=run oracle/a anon 16M'
+        c = self.compare_texts(self.played_twice('original', (act, act.replace('out=ok', 'out=signal=9'))),
+                               self.played_twice('patched'))
+        row = [r for r in c.rows if r.scenario == 'basic' and r.key == 'act:3'][0]
+        self.assertEqual((row.original, row.patched, row.verdict), ('ok,signal=9', 'ok', 'agrees'))
+        killed = act.replace('out=ok', 'out=signal=9')
+        tp = self.played_twice('patched', (act, killed)).replace(act, killed, 1)
+        c = self.compare_texts(self.played_twice('original'), tp)
+        row = [r for r in c.rows if r.scenario == 'basic' and r.key == 'act:3'][0]
+        self.assertEqual((row.original, row.patched, row.verdict), ('ok', 'signal=9', 'differs'))
+
+    def test_plays_counted_alike(self):
+        c = self.compare_texts(self.played_twice('original'), fixture('patched'))
+        self.assertIn('scenario basic was played 2 times on original, 1 on patched: play both with the same '
+                      'ORACLE_REPEAT', c.problems)
+
     def test_dashboard_table(self):
         """The dashboard's oracle section: the newest comparison's rows that
         are not the same on both kernels, with their verdicts."""
