@@ -728,8 +728,8 @@ static void audit_all(const char *cp)
 		struct { const char *name; long long memcg, global; } m[] = {
 			{ "anon", r ? r->anon : -1, meminfo_kb("AnonPages") * 1024 },
 			{ "shmem", r ? r->shmem : -1, meminfo_kb("Shmem") * 1024 },
-			{ "file", r ? r->file : -1,
-			  (meminfo_kb("Cached") + meminfo_kb("SwapCached") + meminfo_kb("Buffers")) * 1024 },
+			/* the swap cache counts in the node's NR_FILE_PAGES, not the memcg's */
+			{ "file", r ? r->file : -1, (meminfo_kb("Cached") + meminfo_kb("Buffers")) * 1024 },
 		};
 
 		bad = 0;
