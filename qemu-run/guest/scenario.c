@@ -147,14 +147,22 @@ static void ack(void)
 		_exit(3);
 }
 
-/* Wait in the child for SIGUSR1 (returns 1) or SIGTERM (exits). */
+/*
+ * Wait in the child for SIGUSR1 (returns 1) or SIGTERM (exits).  The two
+ * are blocked between the test of the flags and sigsuspend(), or one that
+ * came in between would be lost and the wait last for ever.
+ */
 static int wait_poke(void)
 {
-	sigset_t none;
+	sigset_t block, old;
 
-	sigemptyset(&none);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	while (!got_usr1 && !got_term)
-		sigsuspend(&none);
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (got_term)
 		_exit(0);
 	got_usr1 = 0;
@@ -925,9 +933,15 @@ static int lru_gen_cmd(const char *cg, int age)
 					snprintf(cmd, sizeof(cmd), "+ %ld %ld %ld 1 1", id, node, last);
 				else
 					snprintf(cmd, sizeof(cmd), "- %ld %ld %ld", id, node, first);
+				/*
+				 * A dying memcg of the same path (an earlier
+				 * play's) is listed too: the live one must take
+				 * it, the dead may refuse.
+				 */
 				if (write_str("/sys/kernel/debug/lru_gen", cmd))
 					rc = -errno;
-				done++;
+				else
+					done++;
 			}
 			first = last = -1;
 		}
@@ -951,9 +965,9 @@ static int lru_gen_cmd(const char *cg, int age)
 		if (!*nl)
 			break;
 	}
-	if (!done && !rc)
-		rc = -ENOENT;
-	return rc;
+	if (done)
+		return 0;
+	return rc ? rc : -ENOENT;
 }
 
 #define LRU_GEN_ENABLED "/sys/kernel/mm/lru_gen/enabled"
@@ -1116,10 +1130,11 @@ static const char *act(char **w, int nw)
 			snprintf(made_file[nmade_file++], sizeof(made_file[0]), "%s", w[1]);
 		/* not cached: whoever reads it first is charged for it */
 		fd = open(w[1], O_RDONLY);
-		if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		if (fd < 0)
 			return errword(errno);
+		size = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
-		return "ok";
+		return size ? errword(size) : "ok";
 	}
 	if (!strcmp(w[0], "rm") && nw == 2)
 		return unlink(w[1]) && errno != ENOENT ? errword(errno) : "ok";
@@ -1328,7 +1343,7 @@ static int play(int from, int to, int *counts, int depth)
 int main(int argc, char **argv)
 {
 	char *files, *tok, *save = NULL;
-	char path[300], name[100], kw[512];
+	char path[300], name[100], kw[3072];
 	int counts[MAX_DEPTH + 1] = { 0 }, nscen = 0, rc = 0;
 	long t_start;
 	struct sysinfo si;

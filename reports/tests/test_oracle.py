@@ -352,10 +352,37 @@ class Files(Base):
         self.assertEqual(es[3].scenario, 'bug#2')
         self.assertEqual(es[3].reason, 'names may hold a # sign')
         for text, why in (('finding a b c d\n', 'every entry says why'),
-                          ('bogus a b c d e\n', '"bogus" is not deliberate, finding or audit'),
+                          ('bogus a b c d e\n', '"bogus" is not deliberate, lower, finding, intermittent or audit'),
                           ('audit a b debug kmsg why\n', 'KERNEL "debug" is not original, patched or \\*')):
             with self.assertRaisesRegex(oracle.OracleError, f'exp:1: .*{why}'):
                 oracle.read_expected(self.file('exp', text))
+
+    def test_lower_covers_only_lower(self):
+        """A "lower" entry makes a lower patched value deliberate; a higher one
+        (more dying cgroups: a leak) still differs."""
+        e = oracle.Entry('lower', '*', '*', '*', 'cgroup.stat:nr_dying_*', 'fewer is the point', 1)
+        row = oracle.Row('s', 'cp', 'P', 'cgroup.stat:nr_dying_descendants', 5, 0, 'differs', '', '')
+        self.assertTrue(oracle.matches(e, row))
+        self.assertFalse(oracle.matches(e, row._replace(original=0, patched=5)))
+        rows, problems = oracle.apply_expected([row._replace(original=0, patched=5)], [], [e], {'s'})
+        self.assertEqual(rows[0].verdict, 'differs')
+        self.assertEqual(problems, [])      # never strict: nothing to keep finding
+
+    def test_intermittent_rides_on_a_finding(self):
+        """An intermittent entry covers its rows and is not strict, but fails
+        once no finding of its scenario shows."""
+        f = oracle.Entry('finding', 's', '*', 'P', 'memory.current:bytes', 'the bug', 1)
+        i = oracle.Entry('intermittent', 's', '-', '-', 'act:*', 'its kill, some plays', 2)
+        diff = oracle.Row('s', 'cp', 'P', 'memory.current:bytes', 0, 9, 'differs', '', '')
+        act = oracle.Row('s', '-', '-', 'act:7', 'ok', 'signal=9', 'differs', '', '')
+        rows, problems = oracle.apply_expected([diff, act], [], [f, i], {'s'})
+        self.assertEqual([r.verdict for r in rows], ['finding', 'finding'])
+        self.assertEqual(problems, [])
+        rows, problems = oracle.apply_expected([diff], [], [f, i], {'s'})      # not this time: fine
+        self.assertEqual(problems, [])
+        rows, problems = oracle.apply_expected([act], [], [f, i], {'s'})       # the bug it rides on is gone
+        self.assertEqual(len(problems), 2, problems)
+        self.assertIn('rides on no finding of scenario s that still shows', problems[1])
 
     def test_repository_files(self):
         """scenarios/tolerances and scenarios/expected parse, with the figures
@@ -371,9 +398,9 @@ class Files(Base):
         self.assertEqual(oracle.tolerance_for(tols, 'memory.events:oom_kill').abs, 0)
         self.assertEqual(oracle.tolerance_for(tols, 'memory.stat:pgscan').abs, 2000)
         es = oracle.read_expected(os.path.join(TOP, 'scenarios', 'expected'))
-        self.assertIn(oracle.Entry('deliberate', '*', '*', '*', 'cgroup.stat:nr_dying_*',
+        self.assertIn(oracle.Entry('lower', '*', '*', '*', 'cgroup.stat:nr_dying_*',
                                    'the series releases removed memory cgroups: fewer dying descendants is its '
-                                   'purpose', es[0].line), es)
+                                   'purpose (more would be a leak, and differs)', es[1].line), es)
 
 
 class Cli(Base):
@@ -513,13 +540,21 @@ class Cli(Base):
         ranges, shown as medians; ranges that meet agree, ranges apart beyond
         the tolerance differ."""
         base = 'oracle/a memory.current:bytes 0'
-        # original 0 and 8M, patched 0 and 0: the ranges meet
+        # original 0 and 8M, patched 0 and 0: patched within the reference's range
         c = self.compare_texts(self.played_twice('original', (base, 'oracle/a memory.current:bytes 8388608')),
                                self.played_twice('patched'))
         rows = [r for r in c.rows if r.scenario == 'basic' and r.cgroup == 'oracle/a'
                 and r.key == 'memory.current:bytes' and r.checkpoint == 'start']
         self.assertEqual([(r.original, r.patched, r.verdict) for r in rows], [(0, 0, 'agrees')])
-        self.assertIn('ranges meet: original 0..8388608, patched 0..0 (2 and 2 plays)', rows[0].reason)
+        self.assertIn("within the reference's range: original 0..8388608, patched 0..0 (2 and 2 plays)",
+                      rows[0].reason)
+        # the other way round: one play of patched of two outside the reference's 0..0
+        c = self.compare_texts(self.played_twice('original'),
+                               self.played_twice('patched', (base, 'oracle/a memory.current:bytes 8388608')))
+        rows = [r for r in c.rows if r.scenario == 'basic' and r.cgroup == 'oracle/a'
+                and r.key == 'memory.current:bytes' and r.checkpoint == 'start']
+        self.assertEqual([r.verdict for r in rows], ['differs'])
+        self.assertIn("1 of 2 plays outside the reference's range", rows[0].reason)
         self.assertFalse([r for r in c.rows if '#' in r.scenario])
         # both plays of patched 8M, of original 0: apart beyond 2M
         two = 'oracle/a memory.current:bytes 8388608'
@@ -528,16 +563,38 @@ class Cli(Base):
         rows = [r for r in c.rows if r.scenario == 'basic' and r.cgroup == 'oracle/a'
                 and r.key == 'memory.current:bytes' and r.checkpoint == 'start']
         self.assertEqual([(r.original, r.patched, r.verdict) for r in rows], [(0, 8388608, 'differs')])
-        self.assertIn('apart by 8388608, beyond', rows[0].reason)
+        self.assertIn("2 of 2 plays outside the reference's range beyond", rows[0].reason)
         self.assertFalse(c.passed)
 
+    def test_a_bad_boot_fails(self):
+        """A boot whose console had a kernel report (boot.sh's verdict=bad)
+        fails the comparison, though no scenario saw it."""
+        o = scenario_run(os.path.join(self.tmp, 'bad-o'), 'original')
+        p = scenario_run(os.path.join(self.tmp, 'bad-p'), 'patched')
+        with open(os.path.join(p, 'meta')) as f:
+            meta = f.read()
+        with open(os.path.join(p, 'meta'), 'w') as f:
+            f.write(meta.replace('verdict=clean', 'verdict=bad') if 'verdict=' in meta else meta + 'verdict=bad\n')
+        c = oracle.compare_dirs(o, p, oracle.read_tolerances(self.tolerances),
+                                oracle.read_expected(self.file('exp-bad', KNOWN)))
+        self.assertFalse(c.passed)
+        self.assertTrue([x for x in c.problems if "the patched boot's verdict is bad" in x], c.problems)
+
     def test_outcomes_across_plays(self):
-        """An action's outcomes across plays: sets that meet agree, apart differ."""
+        """An action's outcomes across plays: patched's within the reference's
+        agree, one never seen on the reference differs (even in one play of
+        two), a reference that gave several is unstable: all but the first fail."""
         act = 'out=ok cmd=run oracle/a anon 16M'
         c = self.compare_texts(self.played_twice('original', (act, act.replace('out=ok', 'out=signal=9'))),
                                self.played_twice('patched'))
         row = [r for r in c.rows if r.scenario == 'basic' and r.key == 'act:3'][0]
-        self.assertEqual((row.original, row.patched, row.verdict), ('ok,signal=9', 'ok', 'agrees'))
+        self.assertEqual((row.original, row.patched, row.verdict), ('ok,signal=9', 'ok', 'unstable'))
+        self.assertFalse(c.passed)
+        c = self.compare_texts(self.played_twice('original'),
+                               self.played_twice('patched', (act, act.replace('out=ok', 'out=signal=9'))))
+        row = [r for r in c.rows if r.scenario == 'basic' and r.key == 'act:3'][0]
+        self.assertEqual((row.original, row.patched, row.verdict), ('ok', 'ok,signal=9', 'differs'))
+        self.assertIn('patched gave signal=9, never seen on original', row.reason)
         killed = act.replace('out=ok', 'out=signal=9')
         tp = self.played_twice('patched', (act, killed)).replace(act, killed, 1)
         c = self.compare_texts(self.played_twice('original'), tp)
