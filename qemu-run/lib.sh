@@ -236,7 +236,7 @@ guest_cmdline() {
 	for kv in "$@"; do cmdline+=" rr.$kv"; done
 	if [ "$kernel" = debug ]; then
 		# Any report ends the run at once, so it cannot be missed.
-		cmdline+=" panic_on_warn=1 kasan.fault=panic"
+		cmdline+=" panic_on_warn=1 kasan.fault=panic page_owner=on"
 	fi
 	cmdline+=" ${APPEND:-}"
 	# x86's COMMAND_LINE_SIZE: the kernel would cut a longer line silently,

@@ -24,7 +24,15 @@
  *   vm      compact_memory every compact_ms, drop_caches every drop_ms,
  *           memory.reclaim and stat reads on a random cgroup of the parent
  *           every reclaim_ms (racing with rmdir), migrate_pages() of a kept
- *           task to another node every migrate_ms.
+ *           task to another node every migrate_ms, /proc/kpagecgroup and
+ *           /proc/kpageflags read over a window of page frames every
+ *           kpage_ms (page frame walkers racing with migration and
+ *           reparenting), MGLRU aging or eviction of a random cgroup
+ *           through debugfs lru_gen every lrugen_ms.
+ *   toggle  parent/toggle, a task inside its child t using anon and file
+ *           memory; every toggle_ms memory is taken out of toggle's
+ *           subtree_control and put back: t's memcg goes offline with its
+ *           task still charging, now to toggle.
  *   hog     hog_pct of MemTotal of anon memory in /sys/fs/cgroup/stress-hog
  *           (outside the parent), kept warm: the whole guest goes into swap.
  * Bodies (mix=):
@@ -109,6 +117,9 @@ static struct knob knobs[] = {
 	{ "drop_ms", K_NUM, 30000, NULL, "drop_caches (1, 2 or 3) this often, ms (0: never)" },
 	{ "reclaim_ms", K_NUM, 1000, NULL, "memory.reclaim on a random cgroup this often, ms (0: never)" },
 	{ "migrate_ms", K_NUM, 2000, NULL, "migrate_pages() of a kept task this often, ms (0: never)" },
+	{ "kpage_ms", K_NUM, 250, NULL, "read /proc/kpagecgroup and kpageflags over a window of page frames this often, ms (0: never)" },
+	{ "lrugen_ms", K_NUM, 1000, NULL, "MGLRU aging or eviction of a random cgroup (debugfs lru_gen) this often, ms (0: never)" },
+	{ "toggle_ms", K_NUM, 3000, NULL, "memory out of parent/toggle's subtree_control and back, a task inside, this often, ms (0: never)" },
 	{ "hog_pct", K_NUM, 55, NULL, "anon memory kept warm outside the parent, % of MemTotal (0: none)" },
 	{ "parent_pct", K_NUM, 50, NULL, "memory.max of the parent, % of MemTotal" },
 	{ "parent_swap_mb", K_NUM, 256, NULL, "memory.swap.max of the parent, MiB" },
@@ -119,6 +130,7 @@ static struct knob knobs[] = {
 	{ "drain_secs", K_NUM, 30, NULL, "wait this long for dying cgroups and charges to go, s" },
 	{ "stop_secs", K_NUM, 300, NULL, "the processes must stop within this after secs, s" },
 	{ "progress_ms", K_NUM, 2000, NULL, "\"@@ progress\" every T ms" },
+	{ "audit_ms", K_NUM, 10000, NULL, "audit the parent's tree this often, ms: no counter above RAM + swap, parents hold their children's (0: only at the end)" },
 	{ "parent", K_STR, 0, "/sys/fs/cgroup/stress", "the common parent cgroup" },
 	{ "dir", K_STR, 0, "/stress-data", "where the files go (tmpfs on dir/tmp)" },
 	{ "out", K_STR, 0, "/dev/ttyS2", "where the records go" },
@@ -141,7 +153,7 @@ static struct knob knobs[] = {
 #define COUNTERS(X) X(cgroups_created) X(removed) X(tasks) X(moved) X(ooms) X(oom_kills) \
 	X(job_ooms) X(compactions) X(drops) X(reclaims) X(migrate_calls) X(pages_moved) \
 	X(writebacks) X(collapses) X(sock_kb) X(sockets) X(notify_events) X(notify_groups) \
-	X(swap_rounds) X(failures)
+	X(swap_rounds) X(kpage_reads) X(lrugen_cmds) X(toggles) X(audits) X(failures)
 #define ENUM(name) C_##name,
 #define NAME(name) #name,
 enum { COUNTERS(ENUM) NCOUNTERS };
@@ -176,6 +188,8 @@ static void fail(const char *fmt, ...)
 /* ---- what the guest has, resolved at setup */
 
 static long mem_kb, hog_mb, parent_mb, mapfiles, shmfiles;
+/* debugfs lru_gen is there and MGLRU is on (see setup()) */
+static int lru_gen_ok;
 static int nodes = 1, thp;
 
 /* ---- random numbers: tool.h's xorshift64*, one stream per process */
@@ -1283,12 +1297,84 @@ static void migrate_kept(void)
 		fail("migrate_pages of kept task %d to node mask %#lx: %s", pid, to, strerror(errno));
 }
 
+/*
+ * Page frame walkers: /proc/kpagecgroup (page_cgroup_ino(), which reads a
+ * folio's memcg_data under RCU) and /proc/kpageflags over a window of
+ * 64Ki frames, and page_owner where there is one, while migration,
+ * reparenting and uncharging change and put what those walkers read.
+ */
+static void kpage_read(void)
+{
+	static const char *const files[] = { "/proc/kpagecgroup", "/proc/kpageflags" };
+	static uint64_t buf[4096];
+	long frames = mem_kb / 4 + mem_kb / 16, start = rnd(frames), left;
+	unsigned i;
+	off_t off;
+	ssize_t n;
+	int fd;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		fd = open(files[i], O_RDONLY);
+		if (fd < 0) {
+			fail("open %s: %s", files[i], strerror(errno));
+			return;
+		}
+		off = start * 8;
+		for (left = 65536; left > 0; left -= n / 8, off += n) {
+			n = pread(fd, buf, left * 8 < (long)sizeof(buf) ? left * 8 : (long)sizeof(buf), off);
+			if (n < 0)
+				fail("reading %s at frame %ld: %s", files[i], (long)(off / 8), strerror(errno));
+			if (n <= 0)
+				break;
+		}
+		close(fd);
+	}
+	/*
+	 * page_owner (the debug kernel boots with it on) prints the memcg of
+	 * each page it reports: one read a page, from the frame the offset
+	 * names.
+	 */
+	fd = open("/sys/kernel/debug/page_owner", O_RDONLY);
+	if (fd >= 0) {
+		static char rec[4096];
+
+		if (lseek(fd, start, SEEK_SET) < 0)
+			fail("lseek page_owner to %ld: %s", start, strerror(errno));
+		for (left = 2048; left > 0 && read(fd, rec, sizeof(rec)) > 0; left--)
+			;
+		close(fd);
+	}
+	COUNT(kpage_reads, 1);
+}
+
+/*
+ * Age or evict a random cgroup's generations through debugfs lru_gen: the
+ * MGLRU windows that reparenting splices into move under it.  A cgroup
+ * removed meanwhile, a dying one, or a window too small to evict from is
+ * refused (ENOENT, EINVAL, ERANGE): not a failure.
+ */
+static void lrugen_random(void)
+{
+	const char *root = "/sys/fs/cgroup/";
+	char cg[300];
+	int r;
+
+	if (random_cgroup(cg, sizeof(cg)) || strncmp(cg, root, strlen(root)))
+		return;
+	r = lru_gen_cmd(cg + strlen(root), rnd(2));
+	if (!r)
+		COUNT(lrugen_cmds, 1);
+	else if (r != -ENOENT && r != -EINVAL && r != -ERANGE)
+		fail("lru_gen command on %s: %s", cg, strerror(-r));
+}
+
 static int vm_main(long unused)
 {
 	long compact = NUM("compact_ms"), drop = NUM("drop_ms"), reclaim = NUM("reclaim_ms");
 	long migrate = nodes > 1 ? NUM("migrate_ms") : 0, t0 = now_ms(), t;
+	long kpage = NUM("kpage_ms"), lrugen = lru_gen_ok ? NUM("lrugen_ms") : 0;
 	long next_compact = t0 + compact, next_drop = t0 + drop, next_reclaim = t0 + reclaim;
-	long next_migrate = t0 + migrate;
+	long next_migrate = t0 + migrate, next_kpage = t0 + kpage, next_lrugen = t0 + lrugen;
 	char v[4];
 
 	(void)unused;
@@ -1318,8 +1404,93 @@ static int vm_main(long unused)
 			migrate_kept();
 			next_migrate = now_ms() + migrate / 2 + rnd(migrate + 1);
 		}
+		if (kpage && t >= next_kpage) {
+			kpage_read();
+			next_kpage = now_ms() + kpage / 2 + rnd(kpage + 1);
+		}
+		if (lrugen && t >= next_lrugen) {
+			lrugen_random();
+			next_lrugen = now_ms() + lrugen / 2 + rnd(lrugen + 1);
+		}
 		sleep_ms(50);
 	}
+	return 0;
+}
+
+/* The task inside parent/toggle/t: anon memory touched, a file written and read. */
+static int toggle_task(long mb)
+{
+	char *m = map_anon(MB(mb)), p[300];
+	long round, i;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/data/toggle", STR("dir"));
+	fd = open(p, O_RDWR | O_CREAT, 0644);
+	if (!m || fd < 0) {
+		fail("the toggle task cannot map or open %s: %s", p, strerror(errno));
+		return 1;
+	}
+	for (round = 0; !sh->stop; round++) {
+		for (i = 0; i < MB(mb) / PAGE; i++)
+			m[i * PAGE] = (char)round;
+		pwrite_all(fd, rnd(4) * MB(1), MB(1), p);
+		if (pread(fd, chunk, sizeof(chunk), rnd(4) * MB(1)) < 0)
+			fail("reading %s: %s", p, strerror(errno));
+		sleep_ms(50);
+	}
+	close(fd);
+	unlink(p);
+	return 0;
+}
+
+/* Sleep about ms (ms/2 to 3ms/2), or less if the run stops. */
+static void nap(long ms)
+{
+	long end = now_ms() + ms / 2 + rnd(ms + 1);
+
+	while (!sh->stop && now_ms() < end)
+		sleep_ms(50);
+}
+
+/*
+ * "-memory" in parent/toggle's subtree_control takes t's memcg offline (it
+ * is reparented) while t's task goes on, charging toggle; "+memory" gives t
+ * a new memcg.  On the default hierarchy toggle then has tasks charging its
+ * own lists, which must not be taken for what a removed child left.
+ */
+static int toggle_main(long unused)
+{
+	char cg[300], t[320];
+	long ms = NUM("toggle_ms");
+	int status;
+	pid_t pid;
+
+	(void)unused;
+	rng_seed(4000, -5);
+	snprintf(cg, sizeof(cg), "%s/toggle", STR("parent"));
+	snprintf(t, sizeof(t), "%s/t", cg);
+	if (mkdir(cg, 0755) || cg_set(cg, "cgroup.subtree_control", "+memory") || mkdir(t, 0755)) {
+		fail("cannot set up %s: %s", t, strerror(errno));
+		return 1;
+	}
+	pid = spawn_in(t, toggle_task, 8);
+	if (pid < 0)
+		fail("cannot start a task in %s: %s", t, strerror(errno));
+	while (pid > 0 && !sh->stop) {
+		nap(ms);
+		if (sh->stop)
+			break;
+		if (cg_set(cg, "cgroup.subtree_control", "-memory") == 0)
+			COUNT(toggles, 1);
+		nap(ms / 4);
+		cg_set(cg, "cgroup.subtree_control", "+memory");
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		wait_pid(pid, &status, 0);
+	}
+	remove_cgroup(t, 0);
+	remove_cgroup(cg, 0);
 	return 0;
 }
 
@@ -1363,6 +1534,9 @@ static void setup(void)
 	mem_kb = key_value("/proc/meminfo", "MemTotal");
 	nodes = count_nodes();
 	thp = access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+	if (access("/sys/kernel/debug/lru_gen", W_OK) == 0 &&
+	    !read_str("/sys/kernel/mm/lru_gen/enabled", buf, sizeof(buf)))
+		lru_gen_ok = strtol(buf, NULL, 0) & 1;
 	hog_mb = mem_kb * NUM("hog_pct") / 100 / 1024;
 	parent_mb = mem_kb * NUM("parent_pct") / 100 / 1024;
 	mapfiles = NUM("files") / 2 > 0 ? NUM("files") / 2 : 1;
@@ -1630,10 +1804,72 @@ static void phase_setup(int argc, char **argv)
 	vm_read(fig.vm0);
 }
 
+/*
+ * The audit of the parent's tree, as the oracle's (qemu-run/guest/scenario.c)
+ * does at its checkpoints: no byte counter above RAM + swap (an underflow
+ * shows so), and a cgroup's memory.current at least its children's sum.
+ * While the run goes on charges race with the reads (a child read after
+ * its parent may have grown meanwhile): the sum may then exceed the parent
+ * by slack_kb; once every task is gone, by a page per CPU and cgroup.
+ */
+static long long audit_limit;
+
+static long long audit_cg(const char *cg, long long slack, int depth)
+{
+	static const char *const stats[] = { "anon", "file", "shmem", "sock", "kernel" };
+	char p[400], v[64];
+	long long cur = -1, sum = 0, x;
+	struct dirent *d;
+	unsigned i;
+	DIR *dir;
+
+	snprintf(p, sizeof(p), "%s/memory.current", cg);
+	if (!read_str(p, v, sizeof(v)))
+		cur = strtoll(v, NULL, 10);
+	else if (!gone(errno))
+		fail("audit: reading %s: %s", p, strerror(errno));
+	if (cur > audit_limit)
+		fail("audit: %s memory.current %lld > RAM + swap %lld", cg, cur, audit_limit);
+	snprintf(p, sizeof(p), "%s/memory.swap.current", cg);
+	if (!read_str(p, v, sizeof(v)) && (x = strtoll(v, NULL, 10)) > audit_limit)
+		fail("audit: %s memory.swap.current %lld > RAM + swap %lld", cg, x, audit_limit);
+	snprintf(p, sizeof(p), "%s/memory.stat", cg);
+	for (i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+		if ((x = key_value(p, stats[i])) > audit_limit)
+			fail("audit: %s memory.stat %s %lld > RAM + swap %lld", cg, stats[i], x, audit_limit);
+	dir = depth < 8 ? opendir(cg) : NULL;
+	while (dir && (d = readdir(dir))) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", cg, d->d_name);
+		x = audit_cg(p, slack, depth + 1);
+		if (x > 0)
+			sum += x;
+	}
+	if (dir)
+		closedir(dir);
+	if (cur >= 0 && sum > cur + slack)
+		fail("audit: %s memory.current %lld < its children's sum %lld (slack %lld)", cg, cur, sum,
+		     slack);
+	return cur;
+}
+
+static void audit_tree(int quiet)
+{
+	long long slack = quiet ? 4096LL * 64 * sysconf(_SC_NPROCESSORS_ONLN) : MB(16);
+
+	if (!audit_limit)
+		audit_limit = (key_value("/proc/meminfo", "MemTotal") + key_value("/proc/meminfo", "SwapTotal")) *
+			      1024;
+	audit_cg(STR("parent"), slack, 0);
+	COUNT(audits, 1);
+}
+
 /* Start the hog, the workers, the OOM sibling and vm; watch them for secs. */
 static void phase_run(void)
 {
 	long run_ms = NUM("secs") * 1000, next_console = 60000, t, w;
+	long audit = NUM("audit_ms"), next_audit = audit;
 
 	t0 = now_ms();
 	if (hog_mb) {
@@ -1646,6 +1882,8 @@ static void phase_run(void)
 	if (NUM("oom_ms"))
 		start_proc("oom", oom_main, 0);
 	start_proc("vm", vm_main, 0);
+	if (NUM("toggle_ms"))
+		start_proc("toggle", toggle_main, 0);
 
 	fig.next_progress = 0;
 	for (;;) {
@@ -1658,6 +1896,10 @@ static void phase_run(void)
 		}
 		if (t >= run_ms)
 			break;
+		if (audit && t >= next_audit) {
+			audit_tree(0);
+			next_audit = t + audit;
+		}
 		reap_procs(WNOHANG);
 		check_hog(WNOHANG);
 		sleep_ms(100);
@@ -1778,6 +2020,12 @@ static void phase_require(void)
 	require("inotify and fanotify events", GET(notify_events), in_mix(B_INOTIFY));
 	require("swap-in (pswpin + zswpin)", vm_delta(vm0, vm1, "pswpin") + vm_delta(vm0, vm1, "zswpin"),
 		in_mix(B_SWAP));
+	require("page frame walks (/proc/kpagecgroup)", GET(kpage_reads),
+		NUM("kpage_ms") && secs * 1000 >= 2 * NUM("kpage_ms"));
+	require("MGLRU aging and eviction (debugfs lru_gen)", GET(lrugen_cmds),
+		lru_gen_ok && NUM("lrugen_ms") && secs * 1000 >= 4 * NUM("lrugen_ms"));
+	require("memory taken out of subtree_control and back (toggle)", GET(toggles),
+		NUM("toggle_ms") && secs * 1000 >= 3 * NUM("toggle_ms"));
 }
 
 /* The "@@ end" record with every counter and figure; the exit status. */
@@ -1809,6 +2057,7 @@ int main(int argc, char **argv)
 	phase_setup(argc, argv);
 	phase_run();
 	phase_stop();
+	audit_tree(1);
 	phase_remove();
 	phase_leak();
 	phase_require();

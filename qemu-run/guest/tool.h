@@ -9,6 +9,7 @@
 #ifndef GUEST_TOOL_H
 #define GUEST_TOOL_H
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -414,6 +415,83 @@ static TOOL_UNUSED int write_file(const char *p, int flags, long bytes, int do_f
 		return -1;
 	}
 	return close(fd);
+}
+
+/* ---- MGLRU through /sys/kernel/debug/lru_gen */
+
+/*
+ * Age (+) or evict (-) the lruvecs of cg (a path below /sys/fs/cgroup, "/"
+ * for the root) on every node once, through /sys/kernel/debug/lru_gen:
+ * "+ ID NODE MAX_SEQ" makes a new generation, "- ID NODE MIN_SEQ" evicts
+ * the oldest.  0, or -errno of the last command that failed (-ENOENT: no
+ * such memcg listed).
+ */
+static TOOL_UNUSED int lru_gen_cmd(const char *cg, int age)
+{
+	static char buf[64 << 10];
+	char want[320], cmd[96], *s, *nl;
+	long id = -1, node = -1, first = -1, last = -1;
+	int in = 0, rc = 0, done = 0;
+
+	snprintf(want, sizeof(want), "/%s", strcmp(cg, "/") ? cg : "");
+	if (!strcmp(cg, "/"))
+		snprintf(want, sizeof(want), "/");
+	if (read_str("/sys/kernel/debug/lru_gen", buf, sizeof(buf)))
+		return -errno;
+	for (s = buf;; s = nl + 1) {
+		char w0[32], w1[320];
+		int nw;
+
+		nl = strchrnul(s, '\n');
+		nw = sscanf(s, "%31s %319s", w0, w1);
+		if (!*nl && in && node >= 0 && nw >= 1 && isdigit((unsigned char)w0[0])) {
+			if (first < 0)
+				first = atol(w0);
+			last = atol(w0);
+		}
+		if (!*nl || (nw >= 1 && (!strcmp(w0, "memcg") || !strcmp(w0, "node")))) {
+			/* a node's list ended: act on it */
+			if (in && node >= 0 && first >= 0) {
+				/* aging forced (a full window of empty generations is no error) */
+				if (age)
+					snprintf(cmd, sizeof(cmd), "+ %ld %ld %ld 1 1", id, node, last);
+				else
+					snprintf(cmd, sizeof(cmd), "- %ld %ld %ld", id, node, first);
+				/*
+				 * A dying memcg of the same path (an earlier
+				 * play's) is listed too: the live one must take
+				 * it, the dead may refuse.
+				 */
+				if (write_str("/sys/kernel/debug/lru_gen", cmd))
+					rc = -errno;
+				else
+					done++;
+			}
+			first = last = -1;
+		}
+		if (nw == 2 && !strcmp(w0, "memcg")) {
+			char path[320];
+
+			if (sscanf(s, "memcg %ld %319s", &id, path) == 2)
+				in = !strcmp(path, want);
+			else
+				in = 0;
+			node = -1;
+		} else if (nw == 2 && !strcmp(w0, "node")) {
+			node = atol(w1);
+		} else if (in && node >= 0 && nw >= 1 && isdigit((unsigned char)w0[0])) {
+			long sq = atol(w0);
+
+			if (first < 0)
+				first = sq;
+			last = sq;
+		}
+		if (!*nl)
+			break;
+	}
+	if (done)
+		return 0;
+	return rc ? rc : -ENOENT;
 }
 
 #endif /* GUEST_TOOL_H */
