@@ -83,8 +83,9 @@ bench-irqsoff: deps ## the longest irqs-off section at offline on the same axes,
 shell: deps ## boot KERNEL with a shell on the console (interactive)
 	@$(RUN)/kernel/build.sh $(KERNEL) && $(RUN)/guest/image.sh && $(RUN)/boot/shell.sh $(KERNEL)
 
-selftests-patch: ## regenerate the selftests patch in patches/ from selftests/
+selftests-patch: ## regenerate the selftests patch in patches/ from selftests/, and the cover letter's shortlog and diffstat
 	@$(RUN)/series/selftests-sync.sh patch
+	@$(RUN)/series/cover-tail.sh
 
 check: deps ## fast host-side checks, no kernel build
 	@$(RUN)/check.sh

@@ -147,6 +147,7 @@ static const char * const check_names[NR_CHECKS] = {
 	[CHECK_NO_OOM]		= "no memcg OOM",
 	[CHECK_NO_SLOWDOWN]	= "no slowdown",
 	[CHECK_MIGRATED]	= "migrated",
+	[CHECK_SWAPIN_CHARGED]	= "swapin charged to the faulting task",
 };
 
 /*

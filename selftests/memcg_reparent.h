@@ -144,6 +144,7 @@ enum reparent_check {
 	CHECK_NO_OOM,		/* 7: test_reparent_socket_limit */
 	CHECK_NO_SLOWDOWN,	/* 8: test_reparent_socket_limit */
 	CHECK_MIGRATED,		/* 9: test_memcg_reparent_numa */
+	CHECK_SWAPIN_CHARGED,	/* 10: test_reparent_swap */
 	NR_CHECKS
 };
 

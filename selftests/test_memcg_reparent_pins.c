@@ -16,6 +16,9 @@
  *             removed (check 2 of test_reparent_dirty_cgwb);
  *  intact     once synced and dropped from the page cache, it reads back
  *             from the disk as written (check 3 of test_reparent_dirty_cgwb);
+ *  swapin_charged  test_reparent_swap: a live task that swaps in what the
+ *             removed child left is charged for it in its own memcg, as
+ *             for any record of a memcg that is gone;
  *  no_oom     test_reparent_socket_limit: no memcg OOM in the parent while
  *             the removed child's sockets are used, nor during the test;
  *  no_slowdown  and the transfer through them is not slower than through
@@ -1080,6 +1083,7 @@ static int test_reparent_swap(const char *root)
 {
 	struct file_state s = FILE_STATE(SWAP_SIZE);
 	long base_swap, child_swap, parent_swap, swap, bad, slots;
+	long keep_before, keep_after;
 	struct reparent_test t;
 	char amount[32];
 	double start;
@@ -1125,11 +1129,27 @@ static int test_reparent_swap(const char *root)
 	}
 
 	check_run(CHECK_UNCHARGED);
+	keep_before = cg_read_long(t.keep, "memory.current");
 	bad = holder_query(&s.h);
 	if (bad) {
 		report(&t, 3, "%ld of %ld pages read back wrong from swap (-1: the holder died)\n",
 		       bad, SWAP_SIZE / page_size);
 		goto cleanup;
+	}
+	/*
+	 * The holder, a live task in K, faulted it all back in: whoever the
+	 * swap record names now, the memcg that charged it is gone, and the
+	 * swapin is charged to the faulting task's memcg, K, inside K's own
+	 * limits, not to the ancestor that took the records over.
+	 */
+	check_run(CHECK_SWAPIN_CHARGED);
+	keep_after = cg_read_long(t.keep, "memory.current");
+	if (keep_before < 0 || keep_after < keep_before + child_swap * 3 / 4) {
+		report(&t, CHECK_SWAPIN_CHARGED,
+		       "memory.current of K, whose task swapped in %ld KiB: %ld KiB before, %ld KiB after; expected at least %ld KiB more\n",
+		       kib(child_swap), kib(keep_before), kib(keep_after),
+		       kib(child_swap * 3 / 4));
+		t.failed = true;
 	}
 	holder_stop(&s.h);
 	slots = SWAP_SLOTS_CACHE * page_size * nr_cpus;
@@ -1175,7 +1195,8 @@ static const struct memcg_reparent_subtest tests[] = {
 	    [CHECK_UNCHARGED] = "uncharged" } },
 	{ test_reparent_swap, "test_reparent_swap",
 	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "accounted",
-	    [CHECK_UNCHARGED] = "uncharged" } },
+	    [CHECK_UNCHARGED] = "uncharged",
+	    [CHECK_SWAPIN_CHARGED] = "swapin_charged" } },
 };
 
 int main(int argc, char **argv)

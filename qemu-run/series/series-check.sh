@@ -107,6 +107,8 @@ fi
 
 t0=$(date +%s)
 status=0
+# The cover letter's shortlog and diffstat are the series' own.
+"$TOP/qemu-run/series/cover-tail.sh" --check || status=1
 if [ "$mode" = objects ]; then
 	# What the compiler says of the same files without the series: the
 	# prefixes are judged by the reports base does not have.
