@@ -4,8 +4,10 @@
 usage: kconfig_check.py .config FRAGMENT...
 
 A fragment line "CONFIG_X=v" must appear as such in .config; a line
-"# CONFIG_X is not set" requires X to be neither =y nor =m.  Exit status 1
-and one line per lost option otherwise.
+"# CONFIG_X is not set" requires X to be neither =y nor =m.  Fragments are
+merged in order, as merge_config.sh does: an option that a later fragment
+names again is judged by the later one alone.  Exit status 1 and one line
+per lost option otherwise.
 """
 import re
 import sys
@@ -45,11 +47,15 @@ def main(argv):
         return 2
     with open(argv[1]) as f:
         config = parse(f)
-    status = 0
+    frags = []
     for path in argv[2:]:
         with open(path) as f:
-            frag = parse(f)
-        for opt, want, got in lost(config, frag):
+            frags.append((path, parse(f)))
+    status = 0
+    for i, (path, frag) in enumerate(frags):
+        later = set().union(*(f for _, f in frags[i + 1:]))
+        mine = {opt: want for opt, want in frag.items() if opt not in later}
+        for opt, want, got in lost(config, mine):
             print(f'{path}: {opt}={want} did not survive (got {opt}={got})')
             status = 1
     return status

@@ -37,6 +37,28 @@ class KconfigCheck(unittest.TestCase):
     def test_unset_option_absent_passes(self):
         self.assertEqual(self.run_check('CONFIG_SLUB=y\n', '# CONFIG_SLUB_TINY is not set\n'), 0)
 
+    def run_frags(self, config, *frags):
+        with tempfile.TemporaryDirectory() as d:
+            c = os.path.join(d, '.config')
+            open(c, 'w').write(config)
+            paths = []
+            for i, frag in enumerate(frags):
+                paths.append(os.path.join(d, f'frag{i}'))
+                open(paths[-1], 'w').write(frag)
+            with contextlib.redirect_stdout(io.StringIO()):
+                return kconfig_check.main(['kconfig_check.py', c] + paths)
+
+    def test_later_fragment_overrides(self):
+        # debug.config turns base.config's PREEMPT_VOLUNTARY into PREEMPT.
+        cfg = '# CONFIG_PREEMPT_VOLUNTARY is not set\nCONFIG_PREEMPT=y\n'
+        base = 'CONFIG_PREEMPT_VOLUNTARY=y\n'
+        debug = '# CONFIG_PREEMPT_VOLUNTARY is not set\nCONFIG_PREEMPT=y\n'
+        self.assertEqual(self.run_frags(cfg, base, debug), 0)
+        # ...but the earlier fragment still rules what the later one leaves
+        self.assertEqual(self.run_frags(cfg, base + 'CONFIG_MEMCG=y\n', debug), 1)
+        # and the later one must survive itself
+        self.assertEqual(self.run_frags('CONFIG_PREEMPT_VOLUNTARY=y\n', base, debug), 1)
+
     def test_real_fragments_parse(self):
         top = os.path.join(os.path.dirname(__file__), '..', 'kernel', 'config')
         for name in ('base.config', 'debug.config'):
