@@ -24,11 +24,12 @@
  *   vm      compact_memory every compact_ms, drop_caches every drop_ms,
  *           memory.reclaim and stat reads on a random cgroup of the parent
  *           every reclaim_ms (racing with rmdir), migrate_pages() of a kept
- *           task to another node every migrate_ms, /proc/kpagecgroup and
- *           /proc/kpageflags read over a window of page frames every
- *           kpage_ms (page frame walkers racing with migration and
- *           reparenting), MGLRU aging or eviction of a random cgroup
- *           through debugfs lru_gen every lrugen_ms.
+ *           task to another node every migrate_ms, MGLRU aging or
+ *           eviction of a random cgroup through debugfs lru_gen every
+ *           lrugen_ms.
+ *   walker  /proc/kpagecgroup, /proc/kpageflags and page_owner read over
+ *           a window of page frames every kpage_ms: page frame walkers
+ *           racing with migration and reparenting.
  *   toggle  parent/toggle, a task inside its child t using anon and file
  *           memory; every toggle_ms memory is taken out of toggle's
  *           subtree_control and put back: t's memcg goes offline with its
@@ -1297,10 +1298,19 @@ static void migrate_kept(void)
 		fail("migrate_pages of kept task %d to node mask %#lx: %s", pid, to, strerror(errno));
 }
 
+/* Sleep about ms (ms/2 to 3ms/2), or less if the run stops. */
+static void nap(long ms)
+{
+	long end = now_ms() + ms / 2 + rnd(ms + 1);
+
+	while (!sh->stop && now_ms() < end)
+		sleep_ms(50);
+}
+
 /*
  * Page frame walkers: /proc/kpagecgroup (page_cgroup_ino(), which reads a
  * folio's memcg_data under RCU) and /proc/kpageflags over a window of
- * 64Ki frames, and page_owner where there is one, while migration,
+ * 16Ki frames, and page_owner where there is one, while migration,
  * reparenting and uncharging change and put what those walkers read.
  */
 static void kpage_read(void)
@@ -1320,7 +1330,7 @@ static void kpage_read(void)
 			return;
 		}
 		off = start * 8;
-		for (left = 65536; left > 0; left -= n / 8, off += n) {
+		for (left = 16384; left > 0; left -= n / 8, off += n) {
 			n = pread(fd, buf, left * 8 < (long)sizeof(buf) ? left * 8 : (long)sizeof(buf), off);
 			if (n < 0)
 				fail("reading %s at frame %ld: %s", files[i], (long)(off / 8), strerror(errno));
@@ -1340,11 +1350,22 @@ static void kpage_read(void)
 
 		if (lseek(fd, start, SEEK_SET) < 0)
 			fail("lseek page_owner to %ld: %s", start, strerror(errno));
-		for (left = 2048; left > 0 && read(fd, rec, sizeof(rec)) > 0; left--)
+		for (left = 256; left > 0 && read(fd, rec, sizeof(rec)) > 0; left--)
 			;
 		close(fd);
 	}
 	COUNT(kpage_reads, 1);
+}
+
+/* The walker: kpage_read() every kpage_ms, apart from vm (slow on a debug kernel). */
+static int walker_main(long ms)
+{
+	rng_seed(5000, -6);
+	while (!sh->stop) {
+		kpage_read();
+		nap(ms);
+	}
+	return 0;
 }
 
 /*
@@ -1372,9 +1393,9 @@ static int vm_main(long unused)
 {
 	long compact = NUM("compact_ms"), drop = NUM("drop_ms"), reclaim = NUM("reclaim_ms");
 	long migrate = nodes > 1 ? NUM("migrate_ms") : 0, t0 = now_ms(), t;
-	long kpage = NUM("kpage_ms"), lrugen = lru_gen_ok ? NUM("lrugen_ms") : 0;
+	long lrugen = lru_gen_ok ? NUM("lrugen_ms") : 0;
 	long next_compact = t0 + compact, next_drop = t0 + drop, next_reclaim = t0 + reclaim;
-	long next_migrate = t0 + migrate, next_kpage = t0 + kpage, next_lrugen = t0 + lrugen;
+	long next_migrate = t0 + migrate, next_lrugen = t0 + lrugen;
 	char v[4];
 
 	(void)unused;
@@ -1403,10 +1424,6 @@ static int vm_main(long unused)
 		if (migrate && t >= next_migrate) {
 			migrate_kept();
 			next_migrate = now_ms() + migrate / 2 + rnd(migrate + 1);
-		}
-		if (kpage && t >= next_kpage) {
-			kpage_read();
-			next_kpage = now_ms() + kpage / 2 + rnd(kpage + 1);
 		}
 		if (lrugen && t >= next_lrugen) {
 			lrugen_random();
@@ -1443,14 +1460,6 @@ static int toggle_task(long mb)
 	return 0;
 }
 
-/* Sleep about ms (ms/2 to 3ms/2), or less if the run stops. */
-static void nap(long ms)
-{
-	long end = now_ms() + ms / 2 + rnd(ms + 1);
-
-	while (!sh->stop && now_ms() < end)
-		sleep_ms(50);
-}
 
 /*
  * "-memory" in parent/toggle's subtree_control takes t's memcg offline (it
@@ -1884,6 +1893,8 @@ static void phase_run(void)
 	start_proc("vm", vm_main, 0);
 	if (NUM("toggle_ms"))
 		start_proc("toggle", toggle_main, 0);
+	if (NUM("kpage_ms"))
+		start_proc("walker", walker_main, NUM("kpage_ms"));
 
 	fig.next_progress = 0;
 	for (;;) {
