@@ -30,5 +30,7 @@ tap.read_expect('qemu-run/verdict/expectations'); tap.read_known('qemu-run/verdi
 if [ -f selftests/COMMIT_MSG ]; then
 	qemu-run/series/selftests-sync.sh check || fail=1
 fi
+# commit and patch subjects of at most 72 characters
+qemu-run/series/subjects.sh || fail=1
 [ $fail = 0 ] || die "make check failed"
 say "make check passed"
