@@ -28,8 +28,10 @@ done
 
 if git -C "$TOP" rev-parse -q --verify "$SINCE^{commit}" >/dev/null; then
 	range="$SINCE..HEAD"
+	what="commit since $SINCE"
 else
 	range=HEAD
+	what="commit of this shallow clone"
 	say "subjects: $SINCE is not in this clone (shallow?): checking the $(git -C "$TOP" rev-list --count HEAD) commits it has"
 fi
 while read -r h s; do
@@ -40,4 +42,4 @@ while read -r h s; do
 done < <(git -C "$TOP" log --format='%h %s' "$range")
 
 [ $bad = 0 ] || die "commit subjects longer than $MAX characters (above): the what in the subject, the why in the body"
-say "subjects: every patch and commit since $SINCE within $MAX characters"
+say "subjects: every patch and $what within $MAX characters"
