@@ -16,6 +16,8 @@
  *             removed (check 2 of test_reparent_dirty_cgwb);
  *  intact     once synced and dropped from the page cache, it reads back
  *             from the disk as written (check 3 of test_reparent_dirty_cgwb);
+ *  untouched  test_reparent_dirty_live: the rmdir of a memcg leaves the
+ *             dirty inodes of a live one, whose blkcg changed, on its cgwbs;
  *  swapin_charged  test_reparent_swap: a live task that swaps in what the
  *             removed child left is charged for it in its own memcg, as
  *             for any record of a memcg that is gone;
@@ -678,6 +680,170 @@ cleanup:
 }
 
 /*
+ * The writeback of a live memcg is none of a removal's business. K, live,
+ * leaves a file dirty. Then P enables the io controller, so that K's
+ * writes belong to a blkcg of K's own: K's next file gets a new cgwb, and
+ * the one that holds the dirty file is killed and put on the list that
+ * every memcg's offline cleans up (cgwb_create()). Then C, empty, is
+ * removed. 6.12's cleanup leaves a dirty cgwb alone: the dirty file stays
+ * on a cgwb of K, its dirty pages counted in K's writeback domain, written
+ * at its expiry under the blkcg it was dirtied in. Switched to P's cgwb,
+ * it would leave K's dirty throttling for P's, its expiry restarted
+ * (untouched). The flusher's period and expiry are raised past the test,
+ * as for test_reparent_dirty_cgwb, so that nothing writes the file; where
+ * its pages are is read from debugfs (bdi/<dev>/wb_stats: one block per
+ * cgwb, WbCgIno its memcg's cgroup, WbReclaimable its dirty pages).
+ */
+#define DIRTY_LIVE_SIZE		MB(4)
+#define WB_STATS_SIZE		(64 * 1024)
+
+/* The dirty KiB of the cgwbs of the memcg whose cgroup has inode @ino */
+static long wb_dirty_kib(unsigned long ino)
+{
+	char path[PATH_MAX], *buf, *block, *save, *p;
+	long sum = 0, kb;
+	unsigned long cg;
+	struct stat st;
+
+	if (stat(".", &st))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/bdi/%u:%u/wb_stats",
+		 major(st.st_dev), minor(st.st_dev));
+	buf = malloc(WB_STATS_SIZE);
+	if (!buf || read_text(path, buf, WB_STATS_SIZE) <= 0) {
+		free(buf);
+		return -1;
+	}
+	for (block = strtok_r(buf, "\n", &save); block;
+	     block = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(block, "WbCgIno: %lu", &cg) == 1)
+			continue;
+		p = strstr(block, "WbReclaimable:");
+		if (p && sscanf(p, "WbReclaimable: %ld", &kb) == 1 && cg == ino)
+			sum += kb;
+	}
+	free(buf);
+
+	return sum;
+}
+
+static int dirty_live_write(void *arg)
+{
+	struct dirty_cgwb_state *s = arg;
+	int fd, ret;
+
+	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return EXIT_FAILURE;
+	ret = write_pattern(fd, DIRTY_LIVE_SIZE, 'k');
+	close(fd);
+
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int dirty_live_touch(void *arg)
+{
+	struct dirty_cgwb_state *s = arg;
+	int fd, ret;
+
+	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return EXIT_FAILURE;
+	ret = write(fd, "k", 1) == 1 ? 0 : -1;
+	close(fd);
+
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int test_reparent_dirty_live(const char *root)
+{
+	struct dirty_cgwb_state a = { .path = "" }, b = { .path = "" };
+	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" }, raised[32];
+	long before, after, want = DIRTY_LIVE_SIZE / 1024;
+	bool root_io = false;
+	struct reparent_test t;
+	struct stat st;
+	int ret, i;
+
+	ret = rt_setup(&t, root, __func__);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	ret = skip_unless_on_disk(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	if (stat(t.keep, &st) || wb_dirty_kib(st.st_ino) < 0) {
+		rt_skip(&t, "no wb_stats of the working directory's disk in /sys/kernel/debug/bdi\n");
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	if (cg_read_strstr(root, "cgroup.subtree_control", "io")) {
+		if (cg_write(root, "cgroup.subtree_control", "+io")) {
+			rt_skip(&t, "no io controller to enable in %s\n", root);
+			ret = KSFT_SKIP;
+			goto cleanup;
+		}
+		root_io = true;
+	}
+	snprintf(a.path, sizeof(a.path), "memcg_reparent_dirty_live.%d", getpid());
+	snprintf(b.path, sizeof(b.path), "memcg_reparent_dirty_live_b.%d", getpid());
+	unlink(a.path);
+	unlink(b.path);
+	snprintf(raised, sizeof(raised), "%d", DIRTY_CGWB_FLUSH_S * 100);
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++) {
+		if (read_text(dirty_cgwb_knobs[i], saved[i], sizeof(saved[i])) <= 0 ||
+		    write_text(dirty_cgwb_knobs[i], raised, strlen(raised)) < 0) {
+			report(&t, 0, "cannot raise %s\n", dirty_cgwb_knobs[i]);
+			saved[i][0] = '\0';
+			goto cleanup;
+		}
+	}
+
+	if (cg_run_pinned(t.keep, dirty_live_write, &a, false)) {
+		report(&t, 0, "cannot write %s in K\n", a.path);
+		goto cleanup;
+	}
+	if (cg_write(t.parent, "cgroup.subtree_control", "+io") ||
+	    cg_run_pinned(t.keep, dirty_live_touch, &b, false)) {
+		report(&t, 0, "cannot enable io in %s and write %s in K\n",
+		       t.parent, b.path);
+		goto cleanup;
+	}
+	before = wb_dirty_kib(st.st_ino);
+	if (before < want) {
+		report(&t, 0, "K's cgwbs hold %ld KiB dirty before the rmdir, not the %ld K left\n",
+		       before, want);
+		goto cleanup;
+	}
+	if (rt_remove_child(&t, -1))
+		goto cleanup;
+	t.checked = true;
+
+	check_run(CHECK_ACCOUNTED);
+	/* the cleanup runs from a workqueue, the switch after a grace period */
+	sleep_ms(1000);
+	after = wb_dirty_kib(st.st_ino);
+	ksft_print_msg("METRIC %s k_dirty_kib_before=%ld k_dirty_kib_after=%ld\n",
+		       t.name, before, after);
+	if (after < want)
+		report(&t, CHECK_ACCOUNTED,
+		       "K's cgwbs hold %ld KiB dirty after C's rmdir, %ld before: the rmdir moved live K's dirty file away\n",
+		       after, before);
+
+cleanup:
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
+		if (saved[i][0])
+			write_text(dirty_cgwb_knobs[i], saved[i], strlen(saved[i]));
+	if (a.path[0])
+		unlink(a.path);
+	if (b.path[0])
+		unlink(b.path);
+	ret = rt_cleanup(&t, ret);
+	if (root_io)
+		cg_write(root, "cgroup.subtree_control", "-io");
+	return ret;
+}
+
+/*
  * A connection made in C that stays open after C is removed, as a pooled
  * or handed-over connection does: its sockets must not keep C dying, and
  * what they charged before and after the rmdir must be uncharged exactly.
@@ -1187,6 +1353,8 @@ static const struct memcg_reparent_subtest tests[] = {
 	{ test_reparent_dirty_cgwb, "test_reparent_dirty_cgwb",
 	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "deferred",
 	    [CHECK_UNCHARGED] = "intact" } },
+	{ test_reparent_dirty_live, "test_reparent_dirty_live",
+	  { [CHECK_ACCOUNTED] = "untouched" } },
 	{ test_reparent_socket_open, "test_reparent_socket_open",
 	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "accounted",
 	    [CHECK_UNCHARGED] = "uncharged" } },
