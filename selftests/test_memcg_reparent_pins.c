@@ -18,6 +18,8 @@
  *             from the disk as written (check 3 of test_reparent_dirty_cgwb);
  *  untouched  test_reparent_dirty_live: the rmdir of a memcg leaves the
  *             dirty inodes of a live one, whose blkcg changed, on its cgwbs;
+ *  released   (test_reparent_stock) no per-CPU charge stock keeps a
+ *             removed memcg dying, with a sibling at its memory.max;
  *  swapin_charged  test_reparent_swap: a live task that swaps in what the
  *             removed child left is charged for it in its own memcg, as
  *             for any record of a memcg that is gone;
@@ -844,6 +846,177 @@ cleanup:
 }
 
 /*
+ * A CPU's charge stock holds a css reference on the memcg it caches, and
+ * offline's drain_all_stock() must empty a removed memcg's stock on every
+ * CPU, or the memcg stays dying until that CPU charges another one. Each
+ * of STOCK_ROUNDS children charges 1 to STOCK_ROUNDS pages of anon memory
+ * on CPU 0 and exits, so that CPU 0's stock caches it with any number of
+ * pages left, none included; the child is removed from CPU 1, where
+ * everything else of the test runs and CPU 0 stays idle. Meanwhile K, a
+ * sibling at its memory.max (STOCK_K_MAX), reads a file of STOCK_K_FILE
+ * in a loop on CPU 1: its reclaim drains the stocks too, and a drain that
+ * finds another running gives up (mutex_trylock()). Every child must be
+ * released within STOCK_WAIT_MS of its rmdir with nothing nudged
+ * (released): otherwise the stock pins it.
+ */
+#define STOCK_ROUNDS		64
+#define STOCK_K_MAX		MB(8)
+#define STOCK_K_FILE		MB(32)
+#define STOCK_WAIT_MS		1000
+
+static int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Fault @pages pages of anon memory in @cgroup on CPU 0, and exit. */
+static int stock_charge(const char *cgroup, long pages)
+{
+	int status;
+	pid_t pid;
+	char *p;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (pin_to_cpu(0) || cg_enter_current(cgroup))
+			_exit(EXIT_FAILURE);
+		p = mmap(NULL, pages * page_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(EXIT_FAILURE);
+		madvise(p, pages * page_size, MADV_NOHUGEPAGE);
+		memset(p, 1, pages * page_size);
+		_exit(EXIT_SUCCESS);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+/* K's reader: read @fd from the start, again and again, until killed */
+static pid_t stock_start_reader(const char *cgroup, int fd)
+{
+	char buf[IO_CHUNK];
+	pid_t pid;
+	off_t off;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	if (pin_to_cpu(1) || cg_enter_current(cgroup))
+		_exit(EXIT_FAILURE);
+	for (;;)
+		for (off = 0; off < STOCK_K_FILE; off += sizeof(buf))
+			if (pread(fd, buf, sizeof(buf), off) <= 0)
+				_exit(EXIT_FAILURE);
+}
+
+static int test_reparent_stock(const char *root)
+{
+	char path[PATH_MAX] = "", *child = NULL, pinned[256] = "";
+	long dying, ms, kept = 0, i, max_events;
+	bool restore_cpus = false;
+	pid_t reader = -1;
+	struct reparent_test t;
+	cpu_set_t cpus;
+	double waited;
+	int ret, fd = -1;
+
+	ret = rt_setup(&t, root, __func__);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	if (nr_cpus < 2) {
+		rt_skip(&t, "needs 2 CPUs, has %ld\n", nr_cpus);
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
+	ret = skip_unless_on_disk(&t);
+	if (ret != KSFT_PASS)
+		goto cleanup;
+	/* C of rt_setup() is not used: every round makes its own */
+	cg_destroy(t.child);
+	t.child_removed = true;
+	child = cg_name(t.parent, "round");
+	fd = make_uncached_file(&t, path, sizeof(path), STOCK_K_FILE);
+	restore_cpus = !sched_getaffinity(0, sizeof(cpus), &cpus);
+	if (!child || fd < 0 || !restore_cpus || pin_to_cpu(1) ||
+	    cg_write_numeric(t.keep, "memory.max", STOCK_K_MAX)) {
+		report(&t, 0, "cannot set up K at its memory.max on CPU 1\n");
+		goto cleanup;
+	}
+	reader = stock_start_reader(t.keep, fd);
+	if (reader < 0) {
+		report(&t, 0, "cannot start K's reader\n");
+		goto cleanup;
+	}
+	sleep_ms(500);
+	max_events = cg_read_key_long(t.keep, "memory.events", "max ");
+
+	t.checked = true;
+	check_run(CHECK_RELEASED);
+	for (i = 1; i <= STOCK_ROUNDS; i++) {
+		if (cg_create(child) || stock_charge(child, i)) {
+			report(&t, 0, "round %ld: cannot charge %ld pages in %s on CPU 0\n",
+			       i, i, child);
+			break;
+		}
+		if (cg_destroy(child)) {
+			report(&t, 0, "round %ld: cannot remove %s\n", i, child);
+			break;
+		}
+		dying = cg_wait_dying(t.parent, "memory", t.dying_base,
+				      STOCK_WAIT_MS, NULL, &ms);
+		if (dying > t.dying_base) {
+			kept++;
+			if (strlen(pinned) < sizeof(pinned) - 8)
+				snprintf(pinned + strlen(pinned),
+					 sizeof(pinned) - strlen(pinned), " %ld", i);
+			/* the next round's charge on CPU 0 releases it */
+		}
+	}
+	max_events = cg_read_key_long(t.keep, "memory.events", "max ") - max_events;
+	ksft_print_msg("METRIC %s rounds=%ld kept=%ld k_max_events=%ld\n",
+		       t.name, i - 1, kept, max_events);
+	/* K must have been at its memory.max all along, or this proves nothing */
+	if (max_events < STOCK_ROUNDS)
+		report(&t, CHECK_RELEASED,
+		       "K met its memory.max %ld times during %ld rounds: not under pressure\n",
+		       max_events, i - 1);
+	if (kept)
+		report(&t, CHECK_RELEASED,
+		       "%ld of %ld removed children still dying %d ms after their rmdir, with K at its memory.max (rounds:%s)\n",
+		       kept, i - 1, STOCK_WAIT_MS, pinned);
+
+cleanup:
+	if (reader > 0) {
+		kill(reader, SIGKILL);
+		waitpid(reader, NULL, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (path[0])
+		unlink(path);
+	if (child) {
+		cg_destroy(child);
+		free(child);
+	}
+	/* let go of whatever a stock still holds before P goes */
+	if (t.parent)
+		wait_dying(t.parent, t.dying_base, 2, &waited);
+	if (restore_cpus)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	return rt_cleanup(&t, ret);
+}
+
+/*
  * A connection made in C that stays open after C is removed, as a pooled
  * or handed-over connection does: its sockets must not keep C dying, and
  * what they charged before and after the rmdir must be uncharged exactly.
@@ -1355,6 +1528,8 @@ static const struct memcg_reparent_subtest tests[] = {
 	    [CHECK_UNCHARGED] = "intact" } },
 	{ test_reparent_dirty_live, "test_reparent_dirty_live",
 	  { [CHECK_ACCOUNTED] = "untouched" } },
+	{ test_reparent_stock, "test_reparent_stock",
+	  { [CHECK_RELEASED] = "released" } },
 	{ test_reparent_socket_open, "test_reparent_socket_open",
 	  { [CHECK_RELEASED] = "released", [CHECK_ACCOUNTED] = "accounted",
 	    [CHECK_UNCHARGED] = "uncharged" } },
