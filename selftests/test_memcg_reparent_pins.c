@@ -774,7 +774,8 @@ static int test_reparent_dirty_live(const char *root)
 	if (ret != KSFT_PASS)
 		goto cleanup;
 	if (stat(t.keep, &st) || wb_dirty_kib(st.st_ino) < 0) {
-		rt_skip(&t, "no wb_stats of the working directory's disk in /sys/kernel/debug/bdi\n");
+		rt_skip(&t,
+			"no wb_stats of the working directory's disk in /sys/kernel/debug/bdi\n");
 		ret = KSFT_SKIP;
 		goto cleanup;
 	}
