@@ -527,6 +527,7 @@ static const char * const dirty_cgwb_knobs[] = {
 
 struct dirty_cgwb_state {
 	char path[PATH_MAX];
+	size_t size;		/* written with 'c' by dirty_cgwb_charge() */
 };
 
 static int dirty_cgwb_charge(void *arg)
@@ -537,10 +538,41 @@ static int dirty_cgwb_charge(void *arg)
 	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return EXIT_FAILURE;
-	ret = write_pattern(fd, DIRTY_CGWB_SIZE, 'c');
+	ret = write_pattern(fd, s->size, 'c');
 	close(fd);
 
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/*
+ * Raise the flusher's period and the dirty expiry to DIRTY_CGWB_FLUSH_S,
+ * keeping their values in @saved for restore_dirty_knobs().
+ */
+static int raise_dirty_knobs(struct reparent_test *t,
+			     char saved[][32])
+{
+	char raised[32];
+	int i;
+
+	snprintf(raised, sizeof(raised), "%d", DIRTY_CGWB_FLUSH_S * 100);
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++) {
+		if (read_text(dirty_cgwb_knobs[i], saved[i], 32) <= 0 ||
+		    write_text(dirty_cgwb_knobs[i], raised, strlen(raised)) < 0) {
+			report(t, 0, "cannot raise %s\n", dirty_cgwb_knobs[i]);
+			saved[i][0] = '\0';
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void restore_dirty_knobs(char saved[][32])
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
+		if (saved[i][0])
+			write_text(dirty_cgwb_knobs[i], saved[i], strlen(saved[i]));
 }
 
 /*
@@ -607,12 +639,12 @@ static void check_dirty_cgwb_intact(struct reparent_test *t,
 
 static int test_reparent_dirty_cgwb(const char *root)
 {
-	struct dirty_cgwb_state s = { .path = "" };
-	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" }, raised[32];
+	struct dirty_cgwb_state s = { .path = "", .size = DIRTY_CGWB_SIZE };
+	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" };
 	struct reparent_test t;
 	long dying, written, after, pages = DIRTY_CGWB_SIZE / page_size;
 	double waited;
-	int ret, i;
+	int ret;
 
 	ret = rt_setup(&t, root, __func__);
 	if (ret != KSFT_PASS)
@@ -622,15 +654,8 @@ static int test_reparent_dirty_cgwb(const char *root)
 		goto cleanup;
 	snprintf(s.path, sizeof(s.path), "memcg_reparent_dirty_cgwb.%d", getpid());
 	unlink(s.path);
-	snprintf(raised, sizeof(raised), "%d", DIRTY_CGWB_FLUSH_S * 100);
-	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++) {
-		if (read_text(dirty_cgwb_knobs[i], saved[i], sizeof(saved[i])) <= 0 ||
-		    write_text(dirty_cgwb_knobs[i], raised, strlen(raised)) < 0) {
-			report(&t, 0, "cannot raise %s\n", dirty_cgwb_knobs[i]);
-			saved[i][0] = '\0';
-			goto cleanup;
-		}
-	}
+	if (raise_dirty_knobs(&t, saved))
+		goto cleanup;
 
 	if (cg_run_pinned(t.child, dirty_cgwb_charge, &s, false)) {
 		report(&t, 0, "cannot write %s in the child\n", s.path);
@@ -673,9 +698,7 @@ static int test_reparent_dirty_cgwb(const char *root)
 	check_dirty_cgwb_intact(&t, &s);
 
 cleanup:
-	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
-		if (saved[i][0])
-			write_text(dirty_cgwb_knobs[i], saved[i], strlen(saved[i]));
+	restore_dirty_knobs(saved);
 	if (s.path[0])
 		unlink(s.path);
 	return rt_cleanup(&t, ret);
@@ -729,43 +752,16 @@ static long wb_dirty_kib(unsigned long ino)
 	return sum;
 }
 
-static int dirty_live_write(void *arg)
-{
-	struct dirty_cgwb_state *s = arg;
-	int fd, ret;
-
-	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return EXIT_FAILURE;
-	ret = write_pattern(fd, DIRTY_LIVE_SIZE, 'k');
-	close(fd);
-
-	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-static int dirty_live_touch(void *arg)
-{
-	struct dirty_cgwb_state *s = arg;
-	int fd, ret;
-
-	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return EXIT_FAILURE;
-	ret = write(fd, "k", 1) == 1 ? 0 : -1;
-	close(fd);
-
-	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
 static int test_reparent_dirty_live(const char *root)
 {
-	struct dirty_cgwb_state a = { .path = "" }, b = { .path = "" };
-	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" }, raised[32];
+	struct dirty_cgwb_state a = { .path = "", .size = DIRTY_LIVE_SIZE };
+	struct dirty_cgwb_state b = { .path = "", .size = IO_CHUNK };
+	char saved[ARRAY_SIZE(dirty_cgwb_knobs)][32] = { "" };
 	long before, after, want = DIRTY_LIVE_SIZE / 1024;
 	bool root_io = false;
 	struct reparent_test t;
 	struct stat st;
-	int ret, i;
+	int ret;
 
 	ret = rt_setup(&t, root, __func__);
 	if (ret != KSFT_PASS)
@@ -791,22 +787,15 @@ static int test_reparent_dirty_live(const char *root)
 	snprintf(b.path, sizeof(b.path), "memcg_reparent_dirty_live_b.%d", getpid());
 	unlink(a.path);
 	unlink(b.path);
-	snprintf(raised, sizeof(raised), "%d", DIRTY_CGWB_FLUSH_S * 100);
-	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++) {
-		if (read_text(dirty_cgwb_knobs[i], saved[i], sizeof(saved[i])) <= 0 ||
-		    write_text(dirty_cgwb_knobs[i], raised, strlen(raised)) < 0) {
-			report(&t, 0, "cannot raise %s\n", dirty_cgwb_knobs[i]);
-			saved[i][0] = '\0';
-			goto cleanup;
-		}
-	}
+	if (raise_dirty_knobs(&t, saved))
+		goto cleanup;
 
-	if (cg_run_pinned(t.keep, dirty_live_write, &a, false)) {
+	if (cg_run_pinned(t.keep, dirty_cgwb_charge, &a, false)) {
 		report(&t, 0, "cannot write %s in K\n", a.path);
 		goto cleanup;
 	}
 	if (cg_write(t.parent, "cgroup.subtree_control", "+io") ||
-	    cg_run_pinned(t.keep, dirty_live_touch, &b, false)) {
+	    cg_run_pinned(t.keep, dirty_cgwb_charge, &b, false)) {
 		report(&t, 0, "cannot enable io in %s and write %s in K\n",
 		       t.parent, b.path);
 		goto cleanup;
@@ -833,9 +822,7 @@ static int test_reparent_dirty_live(const char *root)
 		       after, before);
 
 cleanup:
-	for (i = 0; i < ARRAY_SIZE(dirty_cgwb_knobs); i++)
-		if (saved[i][0])
-			write_text(dirty_cgwb_knobs[i], saved[i], strlen(saved[i]));
+	restore_dirty_knobs(saved);
 	if (a.path[0])
 		unlink(a.path);
 	if (b.path[0])
