@@ -5,7 +5,8 @@
 #    tests against fixtures (real captured guest logs, generated runs);
 #  - the expectations matrix and known-issues files parse;
 #  - the selftests patch is in sync with selftests/ (when both exist);
-#  - every scenario of the differential oracle (scenarios/*.scn) reads.
+#  - every scenario of the differential oracle (scenarios/*.scn) reads;
+#  - no stale reference (qemu-run/check_refs.py), make help grouped.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$TOP"
@@ -30,6 +31,13 @@ tap.read_expect('qemu-run/verdict/expectations'); tap.read_known('qemu-run/verdi
 if [ -f selftests/COMMIT_MSG ]; then
 	qemu-run/series/selftests-sync.sh check || fail=1
 fi
+# no stale reference: every path and make target named in the docs, the
+# help and the scripts' messages exists
+python3 qemu-run/check_refs.py || fail=1
+# make help: every target grouped, no line over 100 characters
+make -s --no-print-directory help | awk 'length > 100 { print "make help: line over 100 characters: " $0; bad = 1 }
+	/^[^ ]/ && NR > 1 { group = 1 } /^  / && !group { print "make help: a target outside a group: " $0; bad = 1 }
+	END { exit bad }' || fail=1
 # commit and patch subjects of at most 72 characters
 qemu-run/series/subjects.sh || fail=1
 [ $fail = 0 ] || die "make check failed"
