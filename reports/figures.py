@@ -1,4 +1,4 @@
-"""The README's measured tables other than the soak's, each from the runs
+"""The measured tables of RESULTS.md other than the soak's, each from the runs
 database (reports/readme.py writes them between their markers).
 
 Every block names the runs it comes from (run ids, dates) and the command

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Put the measured tables and the soak plot into README.md, from the runs database.
+"""Put the measured tables and the soak plot into RESULTS.md, from the runs database.
 
 usage: reports/readme.py [--db PATH] [--runs N] [--readme FILE] [--png FILE] [--only NAMES] [--check]
 
-Every table of measurements in README.md sits between two markers,
+Every table of measurements in RESULTS.md sits between two markers,
 <!-- NAME:begin --> and <!-- NAME:end -->, and this writes all of them: the
 soak's (below) and those of reports/figures.py (kselftests, the figures
 subtests print, flaky rates, the newest bench batch, the newest stress
@@ -14,7 +14,7 @@ Takes the latest clean soak runs of `original` and `patched` that ran the
 same workload (the knobs of the latest clean patched soak; up to N of each,
 default 3), and writes:
   - docs/soak-dying.png: dying memory cgroups vs generation, every run;
-  - the part of README.md between the markers
+  - the part of RESULTS.md between the markers
     <!-- measured-soak:begin --> and <!-- measured-soak:end -->: which runs,
     and per period the dying count of each kernel as median [min-max] over
     its runs, and the difference in Slab + Percpu (original minus patched,
@@ -27,7 +27,7 @@ block shows them.
 others as they are: a new machine's database holds only what that machine
 ran, and a block written from an earlier database names its runs.
 Fails, changing nothing, when either kernel has no such run.  --check only
-says whether README.md is what this would write (exit 1 if not).
+says whether RESULTS.md is what this would write (exit 1 if not).
 """
 import argparse
 import os
@@ -211,10 +211,10 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--db', help='the runs database (default: $RUNS_DB, else $BUILD/db/runs.sqlite)')
     ap.add_argument('--runs', type=int, default=3, help='runs of each kernel (default 3)')
-    ap.add_argument('--readme', default=os.path.join(TOP, 'README.md'))
+    ap.add_argument('--readme', default=os.path.join(TOP, 'RESULTS.md'), help='the file to write (RESULTS.md)')
     ap.add_argument('--png', default=os.path.join(TOP, 'docs', 'soak-dying.png'))
     ap.add_argument('--only', help='comma-separated block names to write (default: every block)')
-    ap.add_argument('--check', action='store_true', help='only check that README.md is up to date')
+    ap.add_argument('--check', action='store_true', help='only check that RESULTS.md is up to date')
     args = ap.parse_args(argv)
     names = ['measured-soak'] + list(figures.BLOCKS)
     only = names

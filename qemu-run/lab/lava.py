@@ -24,7 +24,7 @@ needs to store the finished job as a local run: kernel, job, knobs, image
 key, series key, config key, memory, vCPUs, clock and command line.
 
 --artifacts URL: where a lab fetches the images (default: file:// paths of
-this machine, for lava-run here).  For a lab, also see README.md "Running
+this machine, for lava-run here).  For a lab, also see docs/lab.md "Running
 in a LAVA lab".  Knobs come from the environment as for the local jobs:
 SOAK, STRESS, BENCH ("key=value ..."), STRESS_SECS, MEM, SMP, CLOCK.
 
