@@ -212,6 +212,20 @@ static int tcp_pair(int *w, int *r)
 	return *r < 0 ? -1 : 0;
 }
 
+/* Queue up to size bytes at the reader of a non-blocking pair, unread. */
+static void sock_queue(int wr, long long size)
+{
+	long long sent = 0;
+	ssize_t n;
+
+	while (sent < size) {
+		n = write(wr, iobuf, size - sent < (long long)sizeof(iobuf) ? size - sent : (long long)sizeof(iobuf));
+		if (n <= 0)
+			break;
+		sent += n;
+	}
+}
+
 /*
  * The body of a task: op and its words.  once: do it and return (run);
  * otherwise ack each phase and go on (start).  Returns the exit status.
@@ -281,9 +295,9 @@ static int task_body(char **w, int nw, int once)
 				((volatile char *)mem)[i]++;
 		return 0;
 	}
-	if (!strcmp(op, "sock") && nw == 2 && (size = parse_size(w[1])) > 0) {
+	if (!strcmp(op, "sock") && (nw == 2 || (nw == 3 && !strcmp(w[2], "refill"))) &&
+	    (size = parse_size(w[1])) > 0) {
 		int wr, rd;
-		long long sent = 0;
 		ssize_t n;
 
 		if (tcp_pair(&wr, &rd))
@@ -291,21 +305,17 @@ static int task_body(char **w, int nw, int once)
 		fcntl(wr, F_SETFL, O_NONBLOCK);
 		fcntl(rd, F_SETFL, O_NONBLOCK);
 		memset(iobuf, 's', sizeof(iobuf));
-		/* queue up to size bytes at the reader, unread */
-		while (sent < size) {
-			n = write(wr, iobuf, size - sent < (long long)sizeof(iobuf) ? size - sent : (long long)sizeof(iobuf));
-			if (n <= 0)
-				break;
-			sent += n;
-		}
+		sock_queue(wr, size);
 		if (once)
 			return 0;
 		ack();
-		/* each poke: read out what is queued */
+		/* each poke: read out what is queued (and queue size again) */
 		for (;;) {
 			wait_poke();
 			while ((n = read(rd, iobuf, sizeof(iobuf))) > 0)
 				;
+			if (nw == 3)
+				sock_queue(wr, size);
 			ack();
 		}
 	}
@@ -563,6 +573,10 @@ static void walk(const char *dir, const char *cg, int depth)
 			cp_add("%s memory.memsw.usage_in_bytes:bytes %lld\n", cg, m);
 		if (t >= 0 && strcmp(cg, "/"))
 			cp_add("%s memory.kmem.tcp.usage_in_bytes:bytes %lld\n", cg, t);
+		/* the charges that found a tcp limit full: v1's socket pressure */
+		t = read_num(dir, "memory.kmem.tcp.failcnt");
+		if (t >= 0 && strcmp(cg, "/"))
+			cp_add("%s memory.kmem.tcp.failcnt:count %lld\n", cg, t);
 	} else {
 		v->tcp = -1;
 		v->swap = read_num(dir, "memory.swap.current");
@@ -968,6 +982,8 @@ static int op_valid(char **w, int nw)
 		return nw == 2;
 	if (!strcmp(w[0], "write"))
 		return nw == 3 && parse_size(w[2]) >= 0;
+	if (!strcmp(w[0], "sock") && nw == 3)
+		return !strcmp(w[2], "refill") && parse_size(w[1]) > 0;
 	if (!strcmp(w[0], "anon") || !strcmp(w[0], "hold") || !strcmp(w[0], "sock"))
 		return nw == 2 && parse_size(w[1]) > 0;
 	return 0;

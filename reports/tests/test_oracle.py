@@ -393,7 +393,7 @@ class Files(Base):
         self.assertEqual(t['memory.kmem.tcp.usage_in_bytes:bytes'], (256 << 10, 0.10))
         self.assertEqual(t['memory.stat:percpu'], (512 << 10, 0.25))
         self.assertEqual(t['cgroup.stat:*'], (0, 0.0))
-        self.assertEqual(len(tols), 20)
+        self.assertEqual(len(tols), 21)
         # the specific lines come before the catch-alls that would hide them
         self.assertEqual(oracle.tolerance_for(tols, 'memory.events:oom_kill').abs, 0)
         self.assertEqual(oracle.tolerance_for(tols, 'memory.stat:pgscan').abs, 2000)
