@@ -34,6 +34,13 @@ fi
 # no stale reference: every path and make target named in the docs, the
 # help and the scripts' messages exists
 python3 qemu-run/check_refs.py || fail=1
+# the cover letter's own text, up to its generated shortlog: at most 150
+# lines (the long form is docs/series-notes.md)
+n=$(awk '/^[^ ].* \([0-9]+\):$/ { print NR - 1; exit }' patches/0000-cover-letter.patch)
+if [ "${n:-999}" -gt 150 ]; then
+	echo "cover letter: ${n:-no shortlog, so all} lines of its own text, over 150: move detail to docs/series-notes.md"
+	fail=1
+fi
 # make help: every target grouped, no line over 100 characters
 make -s --no-print-directory help | awk 'length > 100 { print "make help: line over 100 characters: " $0; bad = 1 }
 	/^[^ ]/ && NR > 1 { group = 1 } /^  / && !group { print "make help: a target outside a group: " $0; bad = 1 }
