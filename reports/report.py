@@ -179,6 +179,61 @@ def pick_soaks(st):
     return soaks, notes
 
 
+def section_answer(page, soaks, st):
+    """The answer first: what the newest runs say, one line each, from the
+    stored verdicts (nothing is judged here)."""
+    page.add('<h2 id="answer">The answer</h2>')
+    lines = []
+    if soaks:
+        parts = []
+        for k, s in soaks.items():
+            end = s.snaps[-1][4] if s.snaps else None
+            drop = s.drop[-1][4] if s.drop else None
+            parts.append(f'<b class="k-{esc(k)}">{esc(k)}</b> {esc(end)} dying of {esc(s.gens)} generations'
+                         + (f', {esc(drop)} after drop_caches' if drop is not None else '')
+                         + f' (run {s.run_id})')
+        lines.append('Soak: ' + '; '.join(parts) + '.')
+    else:
+        lines.append('Soak: none stored yet (<code>make run</code>).')
+    ks = [(rid, k, summary, v, st.q('SELECT count(*) FROM kselftest WHERE run_id = ? AND surprise', rid)[0][0])
+          for rid, k, _, summary, v in latest_kselftests(st)]
+    if ks:
+        lines.append('Kselftests, the latest full run of each kernel: ' + '; '.join(
+            f'<b class="k-{esc(k)}">{esc(k)}</b> '
+            + (f'<span class="fail">{n} surprises</span>' if n else 'as the matrix expects')
+            + f' (run {rid}: {esc((summary or "no summary").split(" | ")[0])}; verdict {esc(v)})'
+            for rid, k, summary, v, n in ks) + '.')
+    else:
+        lines.append('Kselftests: none stored yet (<code>make kselftest</code>).')
+    oc = st.q('SELECT DISTINCT orig_run_id, patched_run_id, passed FROM oracle_latest')
+    if oc:
+        bad = [r for r in oc if not r[2]]
+        lines.append('Differential oracle, the newest comparison of each scenario: '
+                     + (f'<span class="fail">{len(bad)} of {len(oc)} comparisons failed</span>'
+                        if bad else f'{len(oc)} comparisons passed')
+                     + ' (<a href="#oracle">below</a>).')
+    else:
+        lines.append('Differential oracle: no comparison stored yet (<code>make oracle</code>).')
+    page.add('<ul class="answer">' + ''.join(f'<li>{x}</li>' for x in lines) + '</ul>')
+
+
+def fold_sections(parts, start):
+    """From parts[start] on, make each section foldable: an h2 becomes the
+    summary of an open <details> that runs to the next h2."""
+    out, open_ = parts[:start], False
+    for part in parts[start:]:
+        if part.startswith('<h2'):
+            if open_:
+                out.append('</details>')
+            out.append('<details open><summary>' + part + '</summary>')
+            open_ = True
+        else:
+            out.append(part)
+    if open_:
+        out.append('</details>')
+    return out
+
+
 def section_runs(page, soaks, st, left_out=()):
     page.add('<h2 id="runs">Runs compared</h2>')
     if not soaks:
@@ -427,19 +482,24 @@ def plot_timeseries(page, soaks, st, source, keys, names, scale, stem, unit, wha
                   xlabel=f'time ({tunit})', ylabel=unit, xmax=t_max / div * 1.02, ymax=(y_max * 1.05) or 1)
 
 
-def section_kselftest(page, st):
-    page.add('<h2 id="kselftest">Kselftests: the latest full run on each kernel</h2>')
-    # A full run: every kselftest of lib.sh, none limited to some subtests
-    # (MEMCG_REPARENT_ONLY on the command line).  A kernel without one
-    # shows its latest run, whatever it ran.
+def latest_kselftests(st):
+    """[(run_id, kernel, started, summary, verdict)]: the latest full run of
+    each kernel.  A full run: every kselftest of lib.sh, none limited to
+    some subtests (MEMCG_REPARENT_ONLY on the command line).  A kernel
+    without one gives its latest run, whatever it ran."""
     full = 'tests=' + ','.join(KSELFTESTS) + ' %'
-    runs = st.q("SELECT l.run_id, l.kernel, l.started, l.summary, l.verdict FROM run_list l "
+    return st.q("SELECT l.run_id, l.kernel, l.started, l.summary, l.verdict FROM run_list l "
                 "WHERE l.kind = 'kselftest' AND l.run_id = coalesce("
                 "(SELECT r.id FROM runs r JOIN kernels k ON k.id = r.kernel_id WHERE k.name = l.kernel "
                 "AND r.kind = 'kselftest' AND r.args LIKE ? AND coalesce(r.cmdline, '') NOT LIKE '%\\_ONLY=%' "
                 "ESCAPE '\\' ORDER BY r.started DESC, r.id DESC LIMIT 1), "
                 "(SELECT r.id FROM runs r JOIN kernels k ON k.id = r.kernel_id WHERE k.name = l.kernel "
                 "AND r.kind = 'kselftest' ORDER BY r.started DESC, r.id DESC LIMIT 1))", full)
+
+
+def section_kselftest(page, st):
+    page.add('<h2 id="kselftest">Kselftests: the latest full run on each kernel</h2>')
+    runs = latest_kselftests(st)
     if not runs:
         page.notice('No kselftest run in the database yet: run <code>make kselftest KERNEL=...</code> '
                     '(and ingest it), then <code>make report</code>.')
@@ -653,10 +713,13 @@ figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid
 .surprise { font-weight: bold; outline: 2px solid #c0392b; }
 .small { font-size: 0.8em; color: #555; }
 .data a { margin-left: 0.4em; }
+ul.answer { font-size: 1.05em; background: #f4f8ff; border: 1px solid #b8c8e8; padding: 0.6em 0.6em 0.6em 2em; }
+details > summary { cursor: pointer; } details > summary > h2 { display: inline-block; margin-bottom: 0.3em; }
 """
 
-NAV = [('runs', 'runs'), ('dying', 'dying cgroups'), ('cost', 'memory cost'), ('table', 'table'),
-       ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'), ('kselftest', 'kselftests'),
+NAV = [('answer', 'the answer'), ('dying', 'dying cgroups'), ('table', 'table'), ('runs', 'runs'),
+       ('cost', 'memory cost'), ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'),
+       ('kselftest', 'kselftests'),
        ('flaky', 'flaky subtests'), ('oracle', 'oracle'), ('bench', 'benchmarks'),
        ('trend', 'nightly trend'), ('all-runs', 'recent runs')]
 
@@ -806,10 +869,12 @@ def render(db_path, out):
             page.add(f'<h2 id="{a}">{t}</h2><p>No data.</p>')
     else:
         soaks, left_out = pick_soaks(st)
-        section_runs(page, soaks, st, left_out)
+        section_answer(page, soaks, st)
         section_dying(page, soaks)
-        section_cost(page, soaks)
         section_table(page, soaks)
+        details = len(page.parts)
+        section_runs(page, soaks, st, left_out)
+        section_cost(page, soaks)
         section_slabinfo(page, soaks, st)
         section_memstat(page, soaks, st)
         section_kselftest(page, st)
@@ -819,6 +884,7 @@ def render(db_path, out):
         section_trend(page, st)
         section_recent(page, st)
         db.close()
+        page.parts = fold_sections(page.parts, details)
     bad = page.wait()
     secs = time.monotonic() - t0
     page.add(f'<p class="small">Rendered in {secs:.1f} s by reports/report.py.</p>')

@@ -66,6 +66,25 @@ class Report(unittest.TestCase):
             else:
                 self.assertTrue(os.path.getsize(os.path.join(out, href)) > 0, href)
 
+    def test_answer_first(self):
+        """The page opens with the answer (soak, kselftests, oracle, from the
+        stored runs), then the dying plot and the table; the details below
+        fold."""
+        out = os.path.join(self.tmp, 'out-answer')
+        bad, text, p = render(self.both, out)
+        self.assertEqual(bad, [])
+        h2 = text.index('<h2')
+        self.assertTrue(text.startswith('<h2 id="answer">The answer</h2>\n<ul class="answer">', h2))
+        answer = text[h2:text.index('</ul>', h2)]
+        self.assertRegex(answer, r'Soak: <b class="k-original">original</b> \d+ dying of 300 generations')
+        self.assertIn('<b class="k-patched">patched</b>', answer)
+        self.assertIn('as the matrix expects', answer)
+        self.assertIn('Differential oracle', answer)
+        self.assertLess(text.index('id="dying"'), text.index('id="table"'))
+        self.assertLess(text.index('id="table"'), text.index('<details open><summary><h2 id="runs"'))
+        self.assertEqual(text.count('<details open>'), text.count('</details>'))
+        self.assertNotIn('<details open><summary><h2 id="dying"', text)
+
     def test_both_kernels(self):
         out = os.path.join(self.tmp, 'out-both')
         bad, text, p = render(self.both, out)
