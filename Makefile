@@ -88,7 +88,7 @@ lava-run: deps ## run one LAVA job here through lava-run and store it: LAVA_JOB 
 lava-collect: ## store a finished LAVA job in the runs database: JOB=job.yaml LOG=log
 	@python3 db/lava_collect.py --job "$(JOB)" --log "$(LOG)"
 
-kcidb: ## export the runs database as KCIDB JSON (build/kcidb/kcidb.json), checked
+kcidb: ## export the runs database as KCIDB v5.3 JSON (build/kcidb/kcidb.json), checked
 	@$(RUN)/deps.sh report
 	@python3 reports/kcidb.py --out $(BUILD)/kcidb/kcidb.json
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Export the runs database as KCIDB JSON (KernelCI's common results
-schema, I/O version 5.0), check it against the schema, or read it back.
+schema, I/O version 5.3), check it against the schema, or read it back.
 
 usage: reports/kcidb.py [--db PATH] [--out FILE] [--origin NAME]
        reports/kcidb.py --check FILE
@@ -27,9 +27,17 @@ Ids are "ORIGIN:" and the run's uid (its folder and start time, unique
 and the same in every export), so a second export of the same runs
 submits the same objects again, which KCIDB merges.
 
---check validates a file with reports/kcidb/schema-v5.json (written from
-the KCIDB I/O v5.0 spec) and checks what the schema cannot: unique ids,
-and builds and tests that point at objects in the file.  --read prints
+No v5.1-v5.3 field is sent: the checkout's origin_builds_finish_time and
+origin_tests_finish_time (v5.1) would say that every planned build or
+test of the checkout is done, which a database that keeps growing never
+knows, and a test's input_files (v5.3) need downloadable URLs, which a
+local rootfs has not.  Strings outside misc carry no NUL character (a
+kselftest reason read off a console could; KCIDB v5 refuses them).
+
+--check validates a file with reports/kcidb/schema-v5.3.json (written from
+the KCIDB I/O v5.3 spec, which accepts documents of v5.0 to v5.3) and
+checks what the schema cannot: unique ids (issues: id and version), and
+builds and tests that point at objects in the file.  --read prints
 the tests of a file, one per line (path, status, value), as the
 round-trip test reads them.  Exit status 1 on an invalid file.
 """
@@ -47,8 +55,9 @@ TOP = os.path.dirname(HERE)
 import compare  # noqa: E402,F401 (db/ on the path)
 import store  # noqa: E402
 
-SCHEMA = os.path.join(HERE, 'kcidb', 'schema-v5.json')
-VERSION = {'major': 5, 'minor': 0}
+SCHEMA = os.path.join(HERE, 'kcidb', 'schema-v5.3.json')
+VERSION = {'major': 5, 'minor': 3}
+V = f'v{VERSION["major"]}.{VERSION["minor"]}'
 ORIGIN = 'dying_memcg'
 TREE = 'debian-linux-source-6.12'
 STATUS = {'pass': 'PASS', 'fail': 'FAIL', 'skip': 'SKIP', 'miss': 'MISS', 'cut': 'MISS'}
@@ -58,6 +67,11 @@ PATH_PART = re.compile(r'[^a-zA-Z0-9_-]')
 def part(s):
     """A KCIDB test path element: letters, digits, _ and - only."""
     return PATH_PART.sub('_', s) or '_'
+
+
+def no_nul(s):
+    """A KCIDB string outside misc: no NUL character (v5 refuses it)."""
+    return s.replace('\0', '')
 
 
 def patchset_hash():
@@ -86,7 +100,7 @@ def export(db, origin=ORIGIN):
         cid = f'{o}{TREE}+{series_key or "none"}'
         if cid not in checkouts:
             c = {'id': cid, 'origin': origin, 'tree_name': TREE, 'valid': True,
-                 'comment': (f'Debian linux-source-6.12 ({base or "6.12"})' +
+                 'comment': (f'Debian linux-source-6.12 ({no_nul(base or "6.12")})' +
                              (f' with the series {series_key}' if series_key else ', no patches')),
                  'misc': {'series_hash': series_key}}
             if series_key == '':
@@ -121,7 +135,7 @@ def export(db, origin=ORIGIN):
                          misc={'expected': expected, 'surprise': bool(surprise), 'attempts': attempts,
                                'failed_attempts': failed, 'first': first or outcome})
                 if reason:
-                    t['comment'] = reason
+                    t['comment'] = no_nul(reason)
                 tests.append(t)
             for ord_, test, sub, attempt, key, value in db.execute(
                     'SELECT ord, test, subtest, attempt, key, value FROM kselftest_metrics '
@@ -211,8 +225,9 @@ def problems(doc):
            for e in sorted(v.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
     if out:
         return out
-    for kind in ('checkouts', 'builds', 'tests'):
-        ids = [x['id'] for x in doc.get(kind, [])]
+    for kind in ('checkouts', 'builds', 'tests', 'issues', 'incidents'):
+        # an issue is one object per (id, version): its versions share the id
+        ids = [f'{x["id"]} version {x["version"]}' if kind == 'issues' else x['id'] for x in doc.get(kind, [])]
         dup = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(set(ids)) else []
         out += [f'{kind}: id {i} appears more than once' for i in dup[:5]]
     checkouts = {c['id'] for c in doc.get('checkouts', [])}
@@ -255,9 +270,9 @@ def main(argv):
         for p in bad[:20]:
             print(f'kcidb: {path}: {p}', file=sys.stderr)
         if bad:
-            print(f'kcidb: {path} is not valid KCIDB v5.0 ({len(bad)} problems)', file=sys.stderr)
+            print(f'kcidb: {path} is not valid KCIDB {V} ({len(bad)} problems)', file=sys.stderr)
             return 1
-        print(f'kcidb: {path}: valid KCIDB v{VERSION["major"]}.{VERSION["minor"]}: '
+        print(f'kcidb: {path}: valid KCIDB {V}: '
               f'{len(doc.get("checkouts", []))} checkouts, {len(doc.get("builds", []))} builds, '
               f'{len(doc.get("tests", []))} tests')
         return 0
@@ -270,7 +285,7 @@ def main(argv):
     if bad:
         for p in bad[:20]:
             print(f'kcidb: export: {p}', file=sys.stderr)
-        print('kcidb: the export is not valid KCIDB: not written', file=sys.stderr)
+        print(f'kcidb: the export is not valid KCIDB {V}: not written', file=sys.stderr)
         return 1
     text = json.dumps(doc, indent=1, sort_keys=True) + '\n'
     if args.out:
@@ -280,7 +295,7 @@ def main(argv):
             f.write(text)
         os.replace(tmp, args.out)
         print(f'kcidb: {args.out}: {len(doc["checkouts"])} checkouts, {len(doc["builds"])} builds, '
-              f'{len(doc["tests"])} tests (KCIDB v{VERSION["major"]}.{VERSION["minor"]}, valid)')
+              f'{len(doc["tests"])} tests (KCIDB {V}, valid)')
     else:
         sys.stdout.write(text)
     return 0
