@@ -41,6 +41,12 @@ if [ "${n:-999}" -gt 150 ]; then
 	echo "cover letter: ${n:-no shortlog, so all} lines of its own text, over 150: move detail to docs/series-notes.md"
 	fail=1
 fi
+# ... and it is signed off, before its shortlog
+if ! awk '/^[^ ].* \([0-9]+\):$/ { exit } /^Signed-off-by: / { ok = 1 } END { exit !ok }' \
+	patches/0000-cover-letter.patch; then
+	echo "cover letter: no Signed-off-by line before its shortlog"
+	fail=1
+fi
 # make help: every target grouped, no line over 100 characters
 make -s --no-print-directory help | awk 'length > 100 { print "make help: line over 100 characters: " $0; bad = 1 }
 	/^[^ ]/ && NR > 1 { group = 1 } /^  / && !group { print "make help: a target outside a group: " $0; bad = 1 }
