@@ -9,9 +9,11 @@
 #define _GNU_SOURCE
 
 #include <linux/bpf.h>
+#include <linux/kernel-page-flags.h>
 #include <linux/limits.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -380,15 +382,114 @@ int rt_setup(struct reparent_test *t, const char *root,
 	return KSFT_PASS;
 }
 
+#define KPAGE_CHUNK	8192	/* entries per read of /proc/kpage* */
+
+/*
+ * The page frames that /proc/kpagecgroup gives to @cgroup, in ascending
+ * order, into t->pfns (t->nr_pfns of them): a scan of all of physical
+ * memory, too slow to repeat while something changes fast. Needs
+ * CONFIG_PROC_PAGE_MONITOR and CAP_SYS_ADMIN. Returns 0, or -1 on error.
+ */
+int kpage_collect(struct reparent_test *t, const char *cgroup)
+{
+	uint64_t *cg, *pfns = NULL, *p;
+	long nr = 0, size = 0, i;
+	struct stat st;
+	off_t off = 0;
+	ssize_t n;
+	int fd;
+
+	if (stat(cgroup, &st))
+		return -1;
+	cg = malloc(KPAGE_CHUNK * sizeof(*cg));
+	fd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
+	if (!cg || fd < 0)
+		goto fail;
+	while ((n = pread(fd, cg, KPAGE_CHUNK * sizeof(*cg), off)) > 0) {
+		for (i = 0; i < n / (ssize_t)sizeof(*cg); i++) {
+			if (cg[i] != st.st_ino)
+				continue;
+			if (nr == size) {
+				size = size ? 2 * size : 1024;
+				p = realloc(pfns, size * sizeof(*pfns));
+				if (!p)
+					goto fail;
+				pfns = p;
+			}
+			pfns[nr++] = off / sizeof(*cg) + i;
+		}
+		off += n;
+	}
+	if (n < 0)
+		goto fail;
+	close(fd);
+	free(cg);
+	free(t->pfns);
+	t->pfns = pfns;
+	t->nr_pfns = nr;
+	return 0;
+
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(cg);
+	free(pfns);
+	return -1;
+}
+
+/*
+ * How many of t->pfns have flag @kpf (KPF_*) in /proc/kpageflags: exact
+ * at the time of the read, unlike memory.stat, whose per-CPU counts may
+ * lag (stat_tol()). Returns -1 on error.
+ */
+long kpage_count(struct reparent_test *t, int kpf)
+{
+	uint64_t *fl = malloc(KPAGE_CHUNK * sizeof(*fl));
+	long count = 0, i = 0, got;
+	int fd;
+
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (!fl || fd < 0) {
+		count = -1;
+		goto out;
+	}
+	while (i < t->nr_pfns) {
+		uint64_t first = t->pfns[i];
+		ssize_t n = pread(fd, fl, KPAGE_CHUNK * sizeof(*fl),
+				  first * sizeof(*fl));
+
+		if (n <= 0) {
+			count = -1;
+			break;
+		}
+		got = n / sizeof(*fl);
+		for (; i < t->nr_pfns && t->pfns[i] < first + got; i++)
+			if (fl[t->pfns[i] - first] >> kpf & 1)
+				count++;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(fl);
+
+	return count;
+}
+
 /*
  * Record P and then C right before removing C, then remove C. Every task
  * must have left C already. With @wait_key >= 0, C is removed at the first
  * read of C whose @wait_key exceeds what the stats may lag (stat_tol()), so
- * that the read right before the rmdir proves the memory was there.
+ * that the read right before the rmdir proves the memory was there. For
+ * K_FILE_WRITEBACK the proof is exact instead: /proc/kpageflags, read
+ * right before the rmdir, has pages of C under writeback (t->wb_pages),
+ * among the page frames that kpage_collect() found C had (t->pfns). On a
+ * slow kernel the writeback in flight at any moment may never exceed
+ * stat_tol(), though it goes on for seconds.
  * Returns -1 if C could not be removed.
  */
 int rt_remove_child(struct reparent_test *t, int wait_key)
 {
+	bool exact = wait_key == K_FILE_WRITEBACK;
 	double start = now();
 
 	if (snap_memcg(t->parent, &t->parent_last)) {
@@ -400,16 +501,34 @@ int rt_remove_child(struct reparent_test *t, int wait_key)
 			report(t, 0, "cannot read %s before rmdir\n", t->child);
 			return -1;
 		}
-		if (wait_key < 0 || t->child_last.v[wait_key] > stat_tol())
+		if (exact) {
+			t->wb_pages = kpage_count(t, KPF_WRITEBACK);
+			if (t->wb_pages < 0) {
+				report(t, 0, "cannot read /proc/kpageflags\n");
+				return -1;
+			}
+			if (t->wb_pages > 0)
+				break;
+		} else if (wait_key < 0 ||
+			   t->child_last.v[wait_key] > stat_tol()) {
 			break;
+		}
 		if (now() - start >= SETTLE_TIMEOUT) {
-			report(t, 0,
-			       "%s of the child: expected > %ld KiB before rmdir, saw %ld KiB for %.1f s\n",
-			       key_names[wait_key], kib(stat_tol()),
-			       kib(t->child_last.v[wait_key]), now() - start);
+			if (exact)
+				report(t, 0,
+				       "no page of the child under writeback in /proc/kpageflags for %.1f s (memory.stat: %ld KiB)\n",
+				       now() - start,
+				       kib(t->child_last.v[wait_key]));
+			else
+				report(t, 0,
+				       "%s of the child: expected > %ld KiB before rmdir, saw %ld KiB for %.1f s\n",
+				       key_names[wait_key], kib(stat_tol()),
+				       kib(t->child_last.v[wait_key]),
+				       now() - start);
 			return -1;
 		}
-		sleep_ms(1);
+		if (!exact)
+			sleep_ms(1);
 	}
 
 	if (rmdir(t->child)) {
@@ -672,6 +791,7 @@ int rt_cleanup(struct reparent_test *t, int ret)
 	free(t->child);
 	free(t->keep);
 	free(t->parent);
+	free(t->pfns);
 
 	if (ret != KSFT_PASS)
 		return ret;

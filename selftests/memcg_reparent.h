@@ -69,6 +69,7 @@
 #include <linux/limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* mm/memcontrol.h: the charge batch of the per-CPU stocks */
@@ -127,6 +128,9 @@ struct reparent_test {
 	bool checked;		/* reached check 1 */
 	bool failed;
 	long min_charge;	/* C must have this much before rmdir */
+	long wb_pages;		/* C's pages under writeback at rmdir */
+	uint64_t *pfns;		/* C's page frames (kpage_collect()) */
+	long nr_pfns;
 	double removed_at;	/* now() when C was removed */
 	double released_at;	/* now() when check 1 passed, or 0 */
 	void *priv;		/* the state of the kind of memory */
@@ -250,6 +254,8 @@ bool expect_ranges(struct reparent_test *t, int check,
 		   int nr, double timeout, struct memcg_snap *seen);
 int rt_setup(struct reparent_test *t, const char *root,
 	     const char *name);
+int kpage_collect(struct reparent_test *t, const char *cgroup);
+long kpage_count(struct reparent_test *t, int kpf);
 int rt_remove_child(struct reparent_test *t, int wait_key);
 bool wait_charged(struct reparent_test *t, int key, long min);
 bool check_released(struct reparent_test *t, long bound);

@@ -34,6 +34,7 @@
 #include <linux/limits.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -76,6 +77,8 @@ struct socket_state {
 	int nr_transfers;	/* in the holder: transfers done */
 	size_t queued;		/* in the holder: left unread in dead[1] */
 	const char *root;	/* test_reparent_socket_release */
+	char *page;		/* in the holder: a page it charged to C */
+	unsigned long child_ino;	/* /proc/kpagecgroup of it, in C */
 };
 
 /* the holder's transfers, in order: only DEAD_TRANSFER uses s->dead */
@@ -103,6 +106,15 @@ static int read_events(const char *cgroup, struct memcg_events *e)
 	e->oom_kill = cg_parse_key_long(buf, "oom_kill");
 
 	return e->max < 0 || e->oom < 0 || e->oom_kill < 0 ? -1 : 0;
+}
+
+static int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void close_pair(int fd[2])
@@ -397,40 +409,133 @@ cleanup:
 /*
  * A removed C whose only memory was socket buffers must be released once
  * its sockets are closed: nothing may hold it then, a CPU's charge stock
- * included. mem_cgroup_uncharge_skmem() gives a socket's pages back
- * through refill_stock(), and a stock keeps a css reference on the memcg
- * it caches until its CPU charges another one, which on an idle CPU may
- * be never. So, unlike the other subtests, the wait for the release here
- * does not nudge the stocks: C's sockets are made in C, C is removed,
- * TRANSFER_SIZE bytes go through them from K, the holder closes them and
- * exits, and P's nr_dying_subsys_memory must be back to its base within
- * dying_timeout; SOCKET_RELEASE_ROUNDS times over, a new P, C and K each.
+ * included. mem_cgroup_charge_skmem() takes a socket's pages through the
+ * charging CPU's stock, and a stock keeps a css reference on the memcg it
+ * caches until its CPU charges another one, which on an idle CPU may be
+ * never. So, unlike the other subtests, the wait for the release here
+ * does not nudge the stocks. C's sockets are made in C and C is removed.
+ * Once C is offline, whose drain_all_stock() empties the stocks that
+ * cache it, SOCKET_QUEUED bytes are sent from the root cgroup on CPU 1
+ * and left unread: charges only, so CPU 1's stock caches whatever memcg
+ * C's sockets charge. Everything else runs on CPU 0: the bytes are read,
+ * the holder closes the sockets and exits, and the sockets' own slab
+ * objects are freed there. P's nr_dying_subsys_memory must be back to its
+ * base within dying_timeout; SOCKET_RELEASE_ROUNDS times over, a new P,
+ * C and K each. Any free of another memcg's kernel memory on CPU 1 can
+ * still replace its stock: a kernel whose stocks pin removed memcgs
+ * released C in 3 rounds of 23 here, twice in a row once, so one round
+ * proves little, and all of 12 in a row is out of reach.
  */
+#define SOCKET_QUEUED		4096
+#define SOCKET_RELEASE_ROUNDS	12
+
+/*
+ * The memcg inode number that /proc/kpagecgroup gives for the page at
+ * @addr of this process, -1 on error (no page there, or no permission).
+ */
+static long kpagecgroup_of(const void *addr)
+{
+	uint64_t ent = 0, ino;
+	long ret = -1;
+	int fd;
+
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &ent, sizeof(ent),
+		  (uintptr_t)addr / page_size * sizeof(ent)) != sizeof(ent))
+		ent = 0;
+	close(fd);
+	/* present, with a PFN (bits 0-54) */
+	if (!(ent & (1ULL << 63)) || !(ent & ((1ULL << 55) - 1)))
+		return -1;
+	fd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &ino, sizeof(ino),
+		  (ent & ((1ULL << 55) - 1)) * sizeof(ino)) == sizeof(ino))
+		ret = ino;
+	close(fd);
+
+	return ret;
+}
+
 static int socket_release_charge(void *arg)
 {
 	struct socket_state *s = arg;
+	long ino;
 
 	if (setpgid(0, 0) || tcp_pair(s->dead))
 		return EXIT_FAILURE;
+	s->page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->page == MAP_FAILED)
+		return EXIT_FAILURE;
+	memset(s->page, 'p', page_size);
+	ino = kpagecgroup_of(s->page);
+	if (ino <= 0)
+		return EXIT_FAILURE;
+	s->child_ino = ino;
 
 	return EXIT_SUCCESS;
+}
+
+/*
+ * Offline drains the removed memcg from every CPU's stock
+ * (drain_all_stock()), so a charge on CPU 1 proves something only after
+ * that drain. /proc/kpagecgroup names a page's memcg while it is online, and an
+ * online ancestor after: wait for the holder's page to change hands.
+ */
+static int wait_child_offline(struct socket_state *s)
+{
+	double start = now();
+	long ino;
+
+	for (;;) {
+		ino = kpagecgroup_of(s->page);
+		if (ino <= 0)
+			return -1;
+		if ((unsigned long)ino != s->child_ino)
+			return 0;
+		if (now() - start >= dying_timeout)
+			return -1;
+		sleep_ms(1);
+	}
 }
 
 static long socket_release_query(void *arg)
 {
 	struct socket_state *s = arg;
-	long us;
+	char buf[SOCKET_QUEUED];
+	size_t got = 0;
+	ssize_t n;
 
 	/*
 	 * From the root cgroup, whose charges bypass the stocks: nothing the
 	 * holder does after the sockets close (its answer on the pipe, its
-	 * exit) replaces the stock their last uncharge refilled.
+	 * exit) replaces the stock that their charges on CPU 1 filled.
 	 */
-	if (cg_enter_current(s->root))
+	if (cg_enter_current(s->root) || wait_child_offline(s) ||
+	    pin_to_cpu(1))
 		return -1;
-	us = timed_transfer(s->dead);
+	/*
+	 * Offline only queued the drain of a stock on another CPU: let it
+	 * run on CPU 1 before the charges there, or it empties their stock.
+	 */
+	sleep_ms(100);
+	memset(buf, 'q', sizeof(buf));
+	if (send(s->dead[0], buf, sizeof(buf), MSG_NOSIGNAL) != sizeof(buf))
+		return -1;
+	if (pin_to_cpu(0))
+		return -1;
+	while (got < sizeof(buf)) {
+		n = read(s->dead[1], buf, sizeof(buf) - got);
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
 	close_pair(s->dead);
-	return us;
+	return 0;
 }
 
 static int socket_release_round(const char *root)
@@ -448,6 +553,11 @@ static int socket_release_round(const char *root)
 	t.priv = &s;
 	if (ret != KSFT_PASS)
 		goto cleanup;
+	if (nr_cpus < 2) {
+		rt_skip(&t, "needs 2 CPUs, has %ld\n", nr_cpus);
+		ret = KSFT_SKIP;
+		goto cleanup;
+	}
 	ret = check_tcp(&t);
 	if (ret != KSFT_PASS)
 		goto cleanup;
@@ -457,7 +567,7 @@ static int socket_release_round(const char *root)
 	    rt_remove_child(&t, -1))
 		goto cleanup;
 	if (holder_query(&s.f.h) < 0) {
-		report(&t, 0, "the transfer through the removed child's sockets failed\n");
+		report(&t, 0, "the removed child's sockets failed to carry the queued bytes\n");
 		goto cleanup;
 	}
 	/* the holder exits: no charge of its own replaces a stock */
@@ -479,19 +589,6 @@ cleanup:
 	socket_cleanup(&t);
 	return rt_cleanup(&t, ret);
 }
-
-/*
- * Whether a stock still caches C at the end depends on what was refilled
- * there after C's last uncharge: a refill over MEMCG_CHARGE_BATCH drains
- * it, and so, most likely, does the freeing of the sockets themselves,
- * whose slab objects go back through the CPU's object stock and, a page
- * at a time, through refill_stock() of the memcg C's objcg now points to.
- * A kernel whose stocks pin dead memcgs released C in 11 rounds of 30
- * here, so one round proves little. Every one of SOCKET_RELEASE_ROUNDS
- * children must be released: such a kernel would pass all 12 about once
- * in 150,000 runs (0.37^12), where all of 3 rounds passed once in 20.
- */
-#define SOCKET_RELEASE_ROUNDS	12
 
 static int test_reparent_socket_release(const char *root)
 {
@@ -856,15 +953,6 @@ cleanup:
 #define STOCK_K_MAX		MB(8)
 #define STOCK_K_FILE		MB(32)
 #define STOCK_WAIT_MS		1000
-
-static int pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
 
 /* Fault @pages pages of anon memory in @cgroup on CPU 0, and exit. */
 static int stock_charge(const char *cgroup, long pages)
