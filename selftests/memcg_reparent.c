@@ -455,9 +455,15 @@ long kpage_count(struct reparent_test *t, int kpf)
 	}
 	while (i < t->nr_pfns) {
 		uint64_t first = t->pfns[i];
-		ssize_t n = pread(fd, fl, KPAGE_CHUNK * sizeof(*fl),
-				  first * sizeof(*fl));
+		long last = i;
+		ssize_t n;
 
+		/* up to the last frame within a chunk: they may be far apart */
+		while (last + 1 < t->nr_pfns &&
+		       t->pfns[last + 1] < first + KPAGE_CHUNK)
+			last++;
+		n = pread(fd, fl, (t->pfns[last] - first + 1) * sizeof(*fl),
+			  first * sizeof(*fl));
 		if (n <= 0) {
 			count = -1;
 			break;
@@ -485,12 +491,14 @@ out:
  * among the page frames that kpage_collect() found C had (t->pfns). On a
  * slow kernel the writeback in flight at any moment may never exceed
  * stat_tol(), though it goes on for seconds.
- * Returns -1 if C could not be removed.
+ * Returns 0 once C is removed, -1 if it could not be, and 1 (C is still
+ * there) when the writeback was over before a look saw any of it.
  */
 int rt_remove_child(struct reparent_test *t, int wait_key)
 {
 	bool exact = wait_key == K_FILE_WRITEBACK;
-	double start = now();
+	double start = now(), look, slowest = 0;
+	long looks = 0;
 
 	if (snap_memcg(t->parent, &t->parent_last)) {
 		report(t, 0, "cannot read %s before rmdir\n", t->parent);
@@ -502,13 +510,20 @@ int rt_remove_child(struct reparent_test *t, int wait_key)
 			return -1;
 		}
 		if (exact) {
+			look = now();
 			t->wb_pages = kpage_count(t, KPF_WRITEBACK);
+			looks++;
+			if (now() - look > slowest)
+				slowest = now() - look;
 			if (t->wb_pages < 0) {
 				report(t, 0, "cannot read /proc/kpageflags\n");
 				return -1;
 			}
 			if (t->wb_pages > 0)
 				break;
+			/* none dirty either: the writeback is over, unseen */
+			if (!kpage_count(t, KPF_DIRTY))
+				return 1;
 		} else if (wait_key < 0 ||
 			   t->child_last.v[wait_key] > stat_tol()) {
 			break;
@@ -516,9 +531,11 @@ int rt_remove_child(struct reparent_test *t, int wait_key)
 		if (now() - start >= SETTLE_TIMEOUT) {
 			if (exact)
 				report(t, 0,
-				       "no page of the child under writeback in /proc/kpageflags for %.1f s (memory.stat: %ld KiB)\n",
-				       now() - start,
-				       kib(t->child_last.v[wait_key]));
+				       "none of the child's %ld page frames (%ld dirty when the writeback began) under writeback in /proc/kpageflags for %.1f s, %ld looks, the longest %.3f s (memory.stat: file_writeback %ld KiB, file_dirty %ld KiB)\n",
+				       t->nr_pfns, t->dirty_pages, now() - start,
+				       looks, slowest,
+				       kib(t->child_last.v[wait_key]),
+				       kib(t->child_last.v[K_FILE_DIRTY]));
 			else
 				report(t, 0,
 				       "%s of the child: expected > %ld KiB before rmdir, saw %ld KiB for %.1f s\n",
@@ -1124,9 +1141,9 @@ int skip_unless_on_disk(struct reparent_test *t)
 int run_reparent_test(const char *root, const char *name,
 		      const struct reparent_kind *kind, void *priv)
 {
+	int ret, attempt, removed;
 	struct reparent_test t;
 	long resident = -1;
-	int ret;
 
 	ret = rt_setup(&t, root, name);
 	t.priv = priv;
@@ -1141,8 +1158,30 @@ int run_reparent_test(const char *root, const char *name,
 
 	if (kind->resident)
 		resident = kind->resident(&t);
-	if (!wait_charged(&t, kind->charged_key, t.min_charge) ||
-	    rt_remove_child(&t, kind->under_writeback ? K_FILE_WRITEBACK : -1))
+	if (!wait_charged(&t, kind->charged_key, t.min_charge))
+		goto cleanup;
+	for (attempt = 1; ; attempt++) {
+		if (kind->start_writeback && kind->start_writeback(&t) != KSFT_PASS)
+			goto cleanup;
+		removed = rt_remove_child(&t, kind->start_writeback ?
+					  K_FILE_WRITEBACK : -1);
+		if (removed <= 0)
+			break;
+		/*
+		 * A look at thousands of page flags takes a while on a slow
+		 * kernel, and an IO completes fast: dirty the pages again.
+		 */
+		if (attempt == WRITEBACK_ATTEMPTS) {
+			report(&t, 0, "the child's writeback was over before a look at /proc/kpageflags saw it, %d times\n",
+			       attempt);
+			goto cleanup;
+		}
+		ksft_print_msg("%s: the writeback was over before a look saw it, dirtying again\n",
+			       t.name);
+		if (kind->charge(&t) != KSFT_PASS)
+			goto cleanup;
+	}
+	if (removed)
 		goto cleanup;
 
 	check_released(&t, t.dying_base);

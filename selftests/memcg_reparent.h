@@ -128,6 +128,7 @@ struct reparent_test {
 	bool checked;		/* reached check 1 */
 	bool failed;
 	long min_charge;	/* C must have this much before rmdir */
+	long dirty_pages;	/* C's dirty pages when its writeback began */
 	long wb_pages;		/* C's pages under writeback at rmdir */
 	uint64_t *pfns;		/* C's page frames (kpage_collect()) */
 	long nr_pfns;
@@ -198,6 +199,9 @@ struct file_state {
 	{ .fd = -1, .size = (bytes), .h = { .pid = -1 },		\
 	  .flusher = -1, .flusher_done = -1 }
 
+/* start_writeback(): how many writebacks a look may miss, and one more */
+#define WRITEBACK_ATTEMPTS	3
+
 /*
  * One kind of memory, as run_reparent_test() runs it:
  *
@@ -213,9 +217,15 @@ struct reparent_kind {
 	int nr_keys;
 	int charged_key;	/* C's key that shows the memory is charged */
 	bool on_disk;		/* needs a disk filesystem as working directory */
-	bool under_writeback;	/* remove C while its pages are under writeback */
 	int (*setup)(struct reparent_test *t);
 	int (*charge)(struct reparent_test *t);
+	/*
+	 * Once C's charge shows, start the writeback of its pages: C is then
+	 * removed while some of them are under writeback. If it is over
+	 * before a look sees it, charge and start again, WRITEBACK_ATTEMPTS
+	 * times in all.
+	 */
+	int (*start_writeback)(struct reparent_test *t);
 	long (*resident)(struct reparent_test *t);	/* for check 4 */
 	void (*free)(struct reparent_test *t);
 	void (*check_freed)(struct reparent_test *t);

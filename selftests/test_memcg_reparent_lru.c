@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 
 #include <linux/bpf.h>
+#include <linux/kernel-page-flags.h>
 #include <linux/limits.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -388,16 +389,10 @@ static int dirty_in_runs(void *arg)
 	return EXIT_SUCCESS;
 }
 
-/*
- * Charge the file's pages in C, most of them dirty, then start their
- * writeback from a process outside C (the flusher), which sends the time
- * its sync_file_range() returned.
- */
+/* Charge the file's pages in C, most of them dirty, and note their frames. */
 static int writeback_charge(struct reparent_test *t)
 {
 	struct file_state *s = t->priv;
-	int done[2];
-	double end;
 
 	if (cg_run_pinned(t->child, dirty_in_runs, s, false)) {
 		report(t, 0, "cannot read and write the file in the child\n");
@@ -408,6 +403,28 @@ static int writeback_charge(struct reparent_test *t)
 		report(t, 0, "cannot read /proc/kpagecgroup\n");
 		return KSFT_FAIL;
 	}
+
+	return KSFT_PASS;
+}
+
+/*
+ * Start the writeback from a process outside C (the flusher), which sends
+ * the time its sync_file_range() returned. Not in writeback_charge(): on
+ * a slow kernel the wait for C's charge to show in memory.stat
+ * (wait_charged()) can outlast the whole writeback.
+ */
+static int writeback_start(struct reparent_test *t)
+{
+	struct file_state *s = t->priv;
+	int done[2];
+	double end;
+
+	/* the flusher of an attempt whose writeback went unseen */
+	if (s->flusher > 0)
+		waitpid(s->flusher, NULL, 0);
+	s->flusher = -1;
+	close_fd(&s->flusher_done);
+	t->dirty_pages = kpage_count(t, KPF_DIRTY);
 	if (pipe2(done, O_CLOEXEC)) {
 		report(t, 0, "pipe2: %s\n", strerror(errno));
 		return KSFT_FAIL;
@@ -447,8 +464,9 @@ static void writeback_free(struct reparent_test *t)
 		if (t->released_at)
 			snprintf(released, sizeof(released), "released %+.2f s",
 				 t->released_at - t->removed_at);
-		ksft_print_msg("%s: %ld KiB of C under writeback right before rmdir (memory.stat: %ld KiB); ",
-			       t->name, t->wb_pages * page_size / 1024,
+		ksft_print_msg("%s: %ld KiB of C dirty when its writeback began, %ld KiB under writeback right before rmdir (memory.stat: %ld KiB); ",
+			       t->name, t->dirty_pages * page_size / 1024,
+			       t->wb_pages * page_size / 1024,
 			       kib(t->child_last.v[K_FILE_WRITEBACK]));
 		printf("submission ended %+.2f s from rmdir, C %s\n",
 		       end - t->removed_at, released);
@@ -461,9 +479,9 @@ static const struct reparent_kind writeback_kind = {
 	KEYS(K_FILE),
 	.charged_key	= K_FILE,
 	.on_disk	= true,
-	.under_writeback = true,
 	.setup		= file_setup,
 	.charge		= writeback_charge,
+	.start_writeback = writeback_start,
 	.resident	= file_resident,
 	.free		= writeback_free,
 	.pinned_info	= file_pinned_info,
@@ -472,21 +490,22 @@ static const struct reparent_kind writeback_kind = {
 
 /*
  * Pages under writeback at removal: C reads a file and dirties most of
- * it, a process outside C starts the writeback
- * (sync_file_range(SYNC_FILE_RANGE_WRITE)), and C is removed right after
- * a read of /proc/kpageflags that finds pages of C (by /proc/kpagecgroup
- * before the writeback began) under writeback: that read is the setup's
- * guarantee (check 0).
- * memory.stat cannot give it: on a slow kernel the IO in flight at any
- * moment may stay below what its per-CPU counts lag (stat_tol()) for the
- * whole writeback. Without a way to hold IO back (blk-throttle, loop and
- * device mapper are not in every config, nor in the kernels this was
- * written for), the test does not claim the pages are still under
- * writeback when C's css goes offline, which happens after the rmdir,
- * asynchronously; it prints when the submission ended and when C was
- * released, both relative to the rmdir. Once the writeback is over, P's
- * file_writeback and file_dirty are back to their baseline exactly,
- * whatever moved while the IO was in flight.
+ * it; once C's memory.stat shows the file, a process outside C starts the
+ * writeback (sync_file_range(SYNC_FILE_RANGE_WRITE)), and C is removed
+ * right after a read of /proc/kpageflags that finds pages of C (found by
+ * /proc/kpagecgroup before the writeback began) under writeback: that
+ * read is the setup's guarantee (check 0); a writeback over before a
+ * look saw it is started again on the file dirtied again, up to
+ * WRITEBACK_ATTEMPTS times. memory.stat cannot give that guarantee:
+ * on a slow kernel the IO in flight at any moment may stay below what its
+ * per-CPU counts lag (stat_tol()) for the whole writeback. Without a way
+ * to hold IO back (blk-throttle, loop and device mapper are not in every
+ * config, nor in the kernels this was written for), the test does not
+ * claim the pages are still under writeback when C's css goes offline,
+ * which happens after the rmdir, asynchronously; it prints when the
+ * submission ended and when C was released, both relative to the rmdir.
+ * Once the writeback is over, P's file_writeback and file_dirty are back
+ * to their baseline exactly, whatever moved while the IO was in flight.
  */
 static int test_reparent_writeback(const char *root)
 {
