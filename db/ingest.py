@@ -402,6 +402,11 @@ def ingest(db, run_dir, replace=False, db_path='', batch=None):
             raise RunError(f'{run_dir}/meta: clock={clock} is neither wall nor icount')
         if clock != 'wall':     # the column's default
             db.execute('UPDATE runs SET clock = ? WHERE id = ?', (clock, run_id))
+        nodes = to_int(meta.get('nodes'))
+        if meta.get('nodes') and (nodes is None or nodes < 1):
+            raise RunError(f'{run_dir}/meta: nodes={meta["nodes"]} is not a number of NUMA nodes')
+        if nodes and nodes != 1:    # the column's default: no meta before boot.sh's NODES, no LAVA job, had more
+            db.execute('UPDATE runs SET nodes = ? WHERE id = ?', (nodes, run_id))
         if meta.get('lava_job'):    # db/lava_collect.py: a lab ran it
             db.execute('UPDATE runs SET lab = ? WHERE id = ?', (f'lava:{meta["lava_job"]}', run_id))
         params = records.kv_words(args)

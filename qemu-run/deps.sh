@@ -10,13 +10,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # package:command-or-file that proves it is there (rsync: the kselftests'
-# install; python3-ply and python3-git: checkpatch's SPDX check in series-check.sh)
+# install; python3-ply and python3-git: checkpatch's SPDX check in series-check.sh;
+# stress-ng: copied into the guest with its libraries, guest/image.sh, for
+# bench's part stressng)
 BUILD_PKGS="linux-source-6.12:$LINUX_TARBALL gcc:gcc make:make flex:flex bison:bison
 bc:bc libelf-dev:/usr/include/gelf.h libssl-dev:/usr/include/openssl/ssl.h
 cpio:cpio e2fsprogs:mke2fs busybox-static:/bin/busybox qemu-system-x86:qemu-system-x86_64
 python3:python3 git:git file:file xz-utils:xz shellcheck:shellcheck
 rsync:rsync python3-ply:/usr/lib/python3/dist-packages/ply
-python3-git:/usr/lib/python3/dist-packages/git"
+python3-git:/usr/lib/python3/dist-packages/git stress-ng:/usr/bin/stress-ng"
 # python3-jsonschema: the KCIDB export's schema check (reports/kcidb.py);
 # lava-common and python3-yaml: the LAVA jobs' schema (qemu-run/lab/lava.py)
 REPORT_PKGS="sqlite3:sqlite3 gnuplot-nox:gnuplot

@@ -44,6 +44,23 @@ check_scenarios() {
 		die "a scenario does not read (above): scenarios/README.md has the language"
 }
 
+# check_nodes NODES MEM SMP: boot.sh's NODES (QEMU's NUMA nodes) fits the
+# guest's MEM (MiB) and SMP (vCPUs), or die saying why: a number from 1 to
+# SMP, MEM and SMP multiples of NODES (each node a socket, split evenly).
+# Jobs call it before they build anything; boot.sh again.
+check_nodes() {
+	local nodes=$1 mem=$2 smp=$3
+	[[ "$nodes" =~ ^[1-9][0-9]*$ ]] ||
+		die "NODES=$nodes: a number of NUMA nodes, 1 (the default: none declared) or 2 to SMP"
+	[[ "$mem$smp" =~ ^[0-9]+$ ]] || return 0	# boot.sh says what is wrong with them
+	[ "$nodes" -le "$smp" ] ||
+		die "NODES=$nodes with SMP=$smp: every NUMA node needs a vCPU of its own, so NODES is at most SMP (raise SMP to $nodes or more)"
+	[ $((smp % nodes)) = 0 ] ||
+		die "NODES=$nodes with SMP=$smp: every node is a socket with the same number of vCPUs, so SMP must be a multiple of $nodes"
+	[ $((mem % nodes)) = 0 ] ||
+		die "NODES=$nodes with MEM=$mem: the guest memory is split evenly between the nodes, so MEM must be a multiple of $nodes MiB (such as $((mem / nodes * nodes)) or $(((mem / nodes + 1) * nodes)))"
+}
+
 check_kernel_name() {
 	local k
 	for k in $KERNELS; do [ "$1" = "$k" ] && return 0; done

@@ -4,12 +4,16 @@
 usage: reports/bench_table.py [--batch NAME] [--markdown] [--db PATH]
 
 One row per metric and param (the page cache size for offline.*, the
-working set for fast.*): original and patched as median [min-max] (n) over
-every rep of every boot of the batch, and the change from original to
-patched in %, for the fast.* rates also that of the upper quartile.  A
-value the guest could not give within its limit (a memory css that was not
-released within timeout_ms) is never a number: the cell says "not released
-(k/n)", with the median of the others when some were.
+working set for fast.*, the instances for stressng.*): original and patched
+as median [min-max] (n) over every rep of every boot of the batch, and the
+change from original to patched in %, for the fast.* rates also that of the
+upper quartile.  Every rate (fast.*, stressng.*_ops_per_s) is better
+higher, every time (_us) lower.  A value the guest could not give within
+its limit (a memory css that was not released within timeout_ms) is never
+a number: the cell says "not released (k/n)", with the median of the others
+when some were; a stress-ng stressor that failed, "failed (k/n)".  A batch
+of a multi-node guest (boot.sh NODES) says so in its head; one that mixes
+node counts, like one that mixes guest clocks, is refused.
 The last rows are the churn soaks of the batch: dying memory cgroups
 after the last generation and after the final drop_caches.
 "--batch" defaults to the newest batch that has bench results.  Only clean
@@ -30,6 +34,21 @@ KERNELS = ('original', 'patched')
 NOT_REACHED = {'offline.release_us': 'not released'}
 
 
+def not_reached(metric):
+    """What value=none of a metric means, for its cell."""
+    if metric.startswith('stressng.'):
+        return 'failed'
+    return NOT_REACHED.get(metric, 'not reached')
+
+
+def param_text(metric, param):
+    """The param column: a size in KiB (offline.*, fast.*), the instances
+    of a stress-ng stressor."""
+    if metric.startswith('stressng.'):
+        return f'{param} instances'
+    return size(param)
+
+
 def cell(values, metric):
     """(text, median or None) of one kernel's values; None in values: not reached."""
     if not values:
@@ -42,7 +61,7 @@ def cell(values, metric):
         med = statistics.median(got)
         text = f'{fmt(med)} [{fmt(got[0])}-{fmt(got[-1])}] ({len(got)})'
     if missing:
-        word = NOT_REACHED.get(metric, 'not reached')
+        word = not_reached(metric)
         miss = f'{word} ({missing}/{len(values)})'
         text = f'{text}; {miss}' if text else miss
     return text, (med if not missing else None)
@@ -159,6 +178,12 @@ def table(db, batch):
         raise SystemExit(f'bench_table: batch {batch} mixes guest clocks ({", ".join(sorted(clocks))}): '
                          'its figures cannot share a table')
     clock = next(iter(clocks), 'wall')
+    nodes = dict(db.execute('SELECT nodes, count(*) FROM runs WHERE batch = ? AND kind = \'bench\' '
+                            'GROUP BY nodes', (batch,)).fetchall())
+    if len(nodes) > 1:
+        raise SystemExit(f'bench_table: batch {batch} mixes guests of {" and ".join(map(str, sorted(nodes)))} '
+                         'NUMA nodes: its figures cannot share a table')
+    nodes = next(iter(nodes), 1)
     boots = {k: sum(1 for r in bench if r[2] == k and r[0] in clean) for k in KERNELS}
     knobs = db.execute("SELECT p.key, p.value FROM params p JOIN runs r ON r.id = p.run_id "
                        "WHERE r.batch = ? AND r.kind = 'bench' ORDER BY r.started DESC, r.id DESC",
@@ -176,10 +201,14 @@ def table(db, batch):
         shown += ['fast_reps']
     if 'reclaim' in parts:
         shown += ['lru', 'reclaim_reps', 'rounds', 'cold_mb', 'cold_max_mb', 'hot_mb']
+    if 'stressng' in parts:
+        shown += ['stressors', 'stressng_secs', 'stressng_reps', 'stressng_instances']
     shown.append('seed')
     head.append('knobs: ' + ' '.join(f'{k}={seen[k]}' for k in shown if k in seen))
     head.append('guest clock: ' + ('icount (instructions executed: CPU cost, host load does not matter)'
                                    if clock == 'icount' else 'wall (the host\'s: swings with its load)'))
+    if nodes > 1:
+        head.append(f'guest: {nodes} NUMA nodes (boot.sh NODES), each with its share of the memory and vCPUs')
 
     data, order, units = batch_values(db, batch, clean, boots=True)
     rows = []
@@ -188,7 +217,7 @@ def table(db, batch):
         vals = {k: [v for g in groups[k] for v in g] for k in groups}
         (o_text, o_med), (p_text, p_med) = cell(vals['original'], metric), cell(vals['patched'], metric)
         delta = pct(o_med, p_med)
-        rows.append([metric, size(param), units[metric], o_text, p_text, delta,
+        rows.append([metric, param_text(metric, param), units[metric], o_text, p_text, delta,
                      p75_delta(metric, vals['original'], vals['patched']),
                      bootstrap_ci(groups['original'], groups['patched']),
                      overlap(vals['original'], vals['patched'])])
@@ -212,6 +241,13 @@ def table(db, batch):
         notes.append('reclaim.<lru>.cold_left_pct: dead_left_pct\'s first name; in the first two reclaim '
                      'batches (20261205-062813-bench, 20261205-063033-bench) it was the removed child\'s file '
                      'still in memory in % of the whole file, of which the child had about 23% in memory')
+    if any(m.startswith('stressng.') for m in order):
+        notes.append('stressng.<stressor>_ops_per_s: stress-ng\'s bogo-ops-per-second-real-time of the stressor, '
+                     'all its instances (param) together, in a memcg of its own, its tasks on every CPU'
+                     + (f' and all {nodes} nodes' if nodes > 1 else '')
+                     + ('; per guest second, which under icount is 250M instructions: an instruction cost'
+                        if clock == 'icount' else '')
+                     + '; higher is better; "failed (k/n)": k runs where stress-ng failed (qemu-run/guest/bench.c)')
     if 'offline.release_us' in order:
         notes.append('offline.release_us: "not released (k/n)" = k of n reps where the child\'s memory css '
                      'was still dying at timeout_ms; never a number')

@@ -120,10 +120,11 @@ def export(db, origin=ORIGIN):
         builds.append(b)
 
     runs = db.execute('SELECT id, uid, kind, kernel_id, started, wall_secs, mem_mib, smp, verdict, soak_rc, gens, '
-                      't_ms, clock, workload FROM runs ORDER BY id').fetchall()
-    for rid, uid, kind, kid, started, wall, mem, smp, verdict, rc, gens, t_ms, clock, workload in runs:
-        env = {'comment': f'QEMU (TCG), {smp or "?"} vCPUs, {mem or "?"} MiB',
-               'misc': {'smp': smp, 'mem_mib': mem, 'clock': clock}}
+                      't_ms, clock, workload, nodes FROM runs ORDER BY id').fetchall()
+    for rid, uid, kind, kid, started, wall, mem, smp, verdict, rc, gens, t_ms, clock, workload, nodes in runs:
+        env = {'comment': f'QEMU (TCG), {smp or "?"} vCPUs, {mem or "?"} MiB'
+                          + (f', {nodes} NUMA nodes' if nodes > 1 else ''),
+               'misc': {'smp': smp, 'mem_mib': mem, 'nodes': nodes, 'clock': clock}}
         base = {'origin': origin, 'build_id': build_of[kid], 'start_time': started, 'environment': env}
         rid_s = f'{o}{uid}'
         if kind == 'kselftest':

@@ -275,27 +275,38 @@ def stress_run(d, kernel='debug'):
 
 BENCH_FAST = [('fast.read_mibps', 65536, 'MiB/s', 900.0), ('fast.fault_per_s', 65536, 'faults/s', 150000.0),
               ('fast.charge_per_s', 64, 'ops/s', 9000.0), ('fast.ctxsw_per_s', 0, 'trips/s', 30000.0)]
+BENCH_STRESSNG = [('switch', 20000.0), ('pipe', 60000.0), ('sock', 150.0), ('fork', 400.0)]
 
 
 def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='20261203-100000-bench',
               started='2026-12-03T10:00:00Z', timeout_ms=10000, end=True, extra=(), parts='offline,fast',
-              run_words='', clock=None, reclaim_reps=3, reclaim_refault=0.0):
+              run_words='', clock=None, reclaim_reps=3, reclaim_refault=0.0, stressng_reps=3,
+              stressng_failed=(), nodes=None):
     """Write a bench run folder (guest/bench.c's records, made up): on
     original the child's css is never released (value=none), on patched it
     is, after a time that grows with the page cache.  extra: more lines
     appended before "@@ end" (malformed records for the tests); run_words:
     more words of "@@ run" (nodes=, dead=); clock: meta clock= (icount);
     with "reclaim" in parts, reclaim_reps reps of the reclaim part whose
-    sibling refaults reclaim_refault %.  Returns
+    sibling refaults reclaim_refault %; with "stressng" in parts,
+    stressng_reps reps of switch, pipe, sock and fork at 2 instances, those
+    named in stressng_failed (stressor, rep) as value=none; nodes: meta
+    nodes= (boot.sh NODES).  Returns
     the number of "@@ result" records written."""
     os.makedirs(d, exist_ok=True)
     rng = random.Random(f'{seed}-{kernel}-bench')
     knobs = (f'parts={parts} sizes={",".join(map(str, sizes))} reps={reps} timeout_ms={timeout_ms} '
              f'poll_us=150 probe_ms=1000 probe_us=500 fast_reps={fast_reps} seed={seed} tag={tag}')
+    if 'stressng' in parts:
+        knobs += (f' stressors={",".join(s for s, _ in BENCH_STRESSNG)} stressng_secs=5 '
+                  f'stressng_reps={stressng_reps} stressng_instances=0')
     write_meta(d, kernel, 'bench', ' '.join(f'bench.{k}' for k in knobs.split()), started, 300)
     if clock:
         with open(os.path.join(d, 'meta'), 'a') as f:
             f.write(f'clock={clock}\n')
+    if nodes:
+        with open(os.path.join(d, 'meta'), 'a') as f:
+            f.write(f'nodes={nodes}\n')
     with open(os.path.join(d, 'results.log'), 'w') as f:
         f.write('@@ boot kernel=6.12.118+ init_uptime=2.06 ready_uptime=3.24 job=bench mem_kb=1530000 cpus=2\n'
                 '@@ done rc=0\n')
@@ -333,9 +344,19 @@ def bench_run(d, kernel, sizes=(1, 64, 512), reps=2, fast_reps=3, seed=1, tag='2
             out.append(f'@@ result metric={metric} param={kb} rep={rep} '
                        f'value={base * (1 + rng.gauss(0, 0.01)):.6g} unit={unit}')
             n += 1
+    for rep in range(1, (stressng_reps if 'stressng' in parts else 0) + 1):
+        for name, base in BENCH_STRESSNG:
+            metric = f'stressng.{name}_ops_per_s'
+            if (name, rep) in stressng_failed:
+                out.append(f'@@ result metric={metric} param=2 rep={rep} value=none unit=ops/s limit=0')
+            else:
+                # the series' cost: 1% fewer bogo ops on patched
+                value = base * (0.99 if kernel == 'patched' else 1) * (1 + rng.gauss(0, 0.005))
+                out.append(f'@@ result metric={metric} param=2 rep={rep} value={value:.6g} unit=ops/s')
+            n += 1
     out += list(extra)
     if end:
-        out.append(f'@@ end rc=0 results={n} t_ms=250000')
+        out.append(f'@@ end rc={1 if stressng_failed else 0} results={n} t_ms=250000')
     with open(os.path.join(d, 'samples.log'), 'w') as f:
         f.write('\n'.join(out) + '\n')
     with open(os.path.join(d, 'summary'), 'w') as f:

@@ -189,6 +189,54 @@ class Table(Base):
         head, _, _ = bench_table.table(self.db, BATCH)
         self.assertIn('guest clock: icount', '\n'.join(head))
 
+    def fill_stressng(self, rounds=2, nodes=2, failed=()):
+        for r in range(rounds):
+            for k in ('original', 'patched'):
+                d = os.path.join(self.tmp, f'{BATCH}-{r}-{k}')
+                fake_run.bench_run(d, k, seed=r, started=f'2026-12-03T10:0{r}:00Z', parts='stressng', sizes=(),
+                                   clock='icount', nodes=nodes,
+                                   stressng_failed=failed if (r, k) == (0, 'patched') else ())
+                fake_run.store(self.db, d, False, self.known, self.expect, self.path, BATCH)
+
+    def test_stressng(self):
+        """parts=stressng on a two-node guest: a row per stressor, its
+        instances as the param, a failed run as "failed (k/n)", never a
+        number; the head names the nodes and the knobs."""
+        self.fill_stressng(failed=(('sock', 2),))
+        head, rows, notes = bench_table.table(self.db, BATCH)
+        by = {(r[0], r[1]): r for r in rows}
+        self.assertEqual(sorted(by), [(f'stressng.{s}_ops_per_s', '2 instances')
+                                      for s in ('fork', 'pipe', 'sock', 'switch')])
+        sw = by[('stressng.switch_ops_per_s', '2 instances')]
+        self.assertEqual(sw[2], 'ops/s')
+        self.assertRegex(sw[3], r'^\d+ \[\d+-\d+\] \(6\)$')        # 3 reps x 2 boots
+        self.assertRegex(sw[5], r'^-\d+\.\d%$')                     # patched 1% fewer
+        self.assertRegex(sw[7], r'^\[[+-]\d+\.\d%, [+-]\d+\.\d%\]$')
+        sock = by[('stressng.sock_ops_per_s', '2 instances')]
+        self.assertRegex(sock[4], r'^\d+ \[\d+-\d+\] \(5\); failed \(1/6\)$')
+        self.assertEqual(sock[5], '')                                 # no delta against a failure
+        text = '\n'.join(head)
+        self.assertIn('guest: 2 NUMA nodes', text)
+        self.assertIn('stressors=switch,pipe,sock,fork stressng_secs=5 stressng_reps=3', text)
+        self.assertTrue(any(n.startswith('stressng.<stressor>_ops_per_s') and 'all 2 nodes' in n
+                            and 'an instruction cost' in n for n in notes), notes)
+        # the patched boot that failed ended rc=1: said, its results kept
+        self.assertTrue(any('ended with rc=1' in n for n in notes), notes)
+
+    def test_one_node_head_unchanged(self):
+        self.fill(rounds=1, churn=False)
+        head, _, _ = bench_table.table(self.db, BATCH)
+        self.assertFalse(any('NUMA' in h for h in head), head)
+        self.assertEqual(self.one('SELECT DISTINCT nodes FROM runs'), 1)
+
+    def test_mixed_nodes_refused(self):
+        self.fill_stressng(rounds=1)
+        self.assertEqual(self.one('SELECT count(*) FROM runs WHERE nodes = 2'), 2)
+        self.db.execute('UPDATE runs SET nodes = 1 WHERE id = 1')
+        with self.assertRaises(SystemExit) as e:
+            bench_table.table(self.db, BATCH)
+        self.assertIn('mixes guests of 1 and 2 NUMA nodes', str(e.exception))
+
     def test_partly_released(self):
         self.fill(rounds=1, churn=False)
         self.db.execute("UPDATE bench SET value = NULL, lim = 1e7 WHERE metric = 'offline.release_us' "
@@ -299,9 +347,9 @@ class Migration(unittest.TestCase):
             self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
             for t in tables:
                 after = db.execute(f'SELECT * FROM {t} ORDER BY 1, 2').fetchall()
-                if t == 'runs':         # v2: batch, NULL; v3: clock, 'wall'; v5: lab, NULL
-                    self.assertEqual({r[-3:] for r in after}, {(None, 'wall', None)})
-                    after = [r[:-3] for r in after]
+                if t == 'runs':         # v2: batch, NULL; v3: clock, 'wall'; v5: lab, NULL; v8: nodes, 1
+                    self.assertEqual({r[-4:] for r in after}, {(None, 'wall', None, 1)})
+                    after = [r[:-4] for r in after]
                 if t == 'kselftest':    # v3: first NULL, 1 attempt, 0 failed
                     self.assertEqual({r[-3:] for r in after}, {(None, 1, 0)})
                     after = [r[:-3] for r in after]

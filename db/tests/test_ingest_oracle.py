@@ -233,8 +233,8 @@ class Migration(unittest.TestCase):
 
     def test_from_empty(self):
         db = store.connect(self.path)
-        self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], 7)
-        self.assertEqual(store.SCHEMA_VERSION, 7)
+        self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], 8)
+        self.assertEqual(store.SCHEMA_VERSION, 8)
         self.assertIn("'oracle'", db.execute("SELECT sql FROM sqlite_master WHERE name = 'runs'").fetchone()[0])
         for v in VIEWS + ('oracle_latest',):
             db.execute(f'SELECT * FROM {v}').fetchall()
@@ -278,16 +278,62 @@ class Migration(unittest.TestCase):
         db.close()
 
         db = store.connect(self.path)
-        self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], 7)
+        self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], store.SCHEMA_VERSION)
         views7, sql7, runs7, samples7 = state(db)
-        self.assertEqual(runs7, runs)
+        self.assertEqual([r[:-1] for r in runs7], runs)     # 008 added nodes, 1 for every run
+        self.assertEqual({r[-1] for r in runs7}, {1})
         self.assertEqual(samples7, samples)
         self.assertEqual(views7, views)
-        self.assertEqual({k: v for k, v in sql7.items() if k != 'oracle_latest'}, sql)
+        # 008 made the fleet views again (test_from_version_7)
+        self.assertEqual({k: v for k, v in sql7.items() if k not in ('oracle_latest', 'fleet_soaks', 'fleet_trend')},
+                         {k: v for k, v in sql.items() if k not in ('fleet_soaks', 'fleet_trend')})
         self.assertEqual(check.problems(db), [])
         self.assertIn('scenario run on original', ingest.ingest(db, oracle_dir, db_path=self.path))
         self.assertEqual(db.execute("SELECT id, kind FROM runs WHERE kind = 'oracle'").fetchall(), [(3, 'oracle')])
         self.assertEqual(ingest.oracle_problems(db), [])
+        db.close()
+
+    def test_from_version_7(self):
+        """Version 8 (runs.nodes, boot.sh NODES): a version-7 database's
+        runs get nodes 1 and every view says what it said; a run whose meta
+        says nodes=2 is stored so, and its soak's fleet configuration names
+        the nodes, a one-node one's reads as before."""
+        db = db_at(self.path, 7)
+        soak = os.path.join(self.tmp, 'soak')
+        fake_run.soak_run(soak, 'original', gens=100, sample_every=20)
+        ingest.ingest(db, soak, db_path=self.path)
+        bench = os.path.join(self.tmp, 'bench')
+        fake_run.bench_run(bench, 'patched', clock='icount')
+        ingest.ingest(db, bench, db_path=self.path, batch='b1')
+        views = {v: db.execute(f'SELECT * FROM {v}').fetchall() for v in VIEWS}
+        runs = db.execute('SELECT * FROM runs ORDER BY id').fetchall()
+        self.assertEqual(views['fleet_soaks'][0][5][:21], '1024 MiB, 2 vCPU, wal')
+        db.close()
+
+        db = store.connect(self.path)
+        self.assertEqual(db.execute('PRAGMA user_version').fetchone()[0], 8)
+        self.assertEqual({v: db.execute(f'SELECT * FROM {v}').fetchall() for v in VIEWS}, views)
+        after = db.execute('SELECT * FROM runs ORDER BY id').fetchall()
+        self.assertEqual([r[:-1] for r in after], runs)
+        self.assertEqual([r[-1] for r in after], [1, 1])
+        self.assertEqual(check.problems(db), [])
+        two = os.path.join(self.tmp, 'soak2')
+        fake_run.soak_run(two, 'original', gens=100, sample_every=20, started='2026-12-03T11:00:00Z')
+        with open(os.path.join(two, 'meta'), 'a') as f:
+            f.write('nodes=2\n')
+        ingest.ingest(db, two, db_path=self.path)
+        self.assertEqual(db.execute('SELECT nodes FROM runs WHERE id = 3').fetchone()[0], 2)
+        configs = dict(db.execute('SELECT run_id, config FROM fleet_soaks'))
+        self.assertTrue(configs[3].startswith('1024 MiB, 2 vCPU, 2 NUMA nodes, wall, config '), configs[3])
+        self.assertTrue(configs[1].startswith('1024 MiB, 2 vCPU, wall, config '), configs[1])
+        self.assertEqual(db.execute('SELECT count(*) FROM fleet_trend').fetchone()[0], 2)   # two configurations
+        bad = os.path.join(self.tmp, 'soak3')
+        fake_run.soak_run(bad, 'original', gens=100, sample_every=20, started='2026-12-03T12:00:00Z')
+        with open(os.path.join(bad, 'meta'), 'a') as f:
+            f.write('nodes=two\n')
+        with self.assertRaisesRegex(ingest.RunError, 'nodes=two is not a number of NUMA nodes'):
+            ingest.ingest(db, bad, db_path=self.path)
+        self.assertEqual(db.execute('SELECT count(*) FROM runs').fetchone()[0], 3)
         db.close()
 
 

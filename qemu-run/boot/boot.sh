@@ -5,7 +5,12 @@
 #
 # Extra key=value pairs go to the guest's command line as rr.key=value
 # (tests=a,b timeout=900 ...).  Environment: MEM (MiB, default 1024), SMP
-# (default 2), CLOCK (wall or icount, see below), DEADLINE (seconds for the whole boot, default 1800), DISK
+# (default 2), NODES (NUMA nodes QEMU gives the guest, default 1: none
+# declared; NODES=N, 2 to SMP, splits MEM evenly into N nodes, each with
+# its own memory backend, and the vCPUs into N sockets of SMP/N, a socket
+# a node; MEM and SMP must divide by N; the guest reads the topology from ACPI's SRAT, CONFIG_ACPI_NUMA, unlike
+# numa=fake=N on APPEND, which splits one node's memory and shares the
+# CPUs), CLOCK (wall or icount, see below), DEADLINE (seconds for the whole boot, default 1800), DISK
 # (root disk size, default 2G), SWAP (swap disk size, default 512M, a
 # sparse file: SWAP=64G costs the host nothing but the guest's swap map),
 # APPEND (more kernel command line),
@@ -34,6 +39,24 @@ SMP=${SMP:-2}
 	die "MEM=$MEM: the guest needs a number of MiB, at least 256 (the kselftests and the soak's defaults want 1024)"
 [[ "$SMP" =~ ^[0-9]+$ ]] && [ "$SMP" -ge 1 ] && [ "$SMP" -le 16 ] ||
 	die "SMP=$SMP: a number of vCPUs from 1 to 16 (the kernels are built with NR_CPUS=16)"
+NODES=${NODES:-1}
+check_nodes "$NODES" "$MEM" "$SMP"
+# NODES=N: one RAM backend of MEM/N MiB and one node per backend, each a
+# socket of its own with SMP/N vCPUs: a socket's vCPUs share a last-level
+# cache, and one cache across two nodes makes the guest's topology_sane()
+# warn at boot.
+numa_args=()
+smp_arg=$SMP
+if [ "$NODES" -gt 1 ]; then
+	per=$((SMP / NODES))
+	smp_arg="$SMP,sockets=$NODES,cores=$per,threads=1"
+	for ((i = 0; i < NODES; i++)); do
+		cpus=$((i * per))
+		[ "$per" = 1 ] || cpus="$cpus-$((i * per + per - 1))"
+		numa_args+=(-object "memory-backend-ram,id=m$i,size=$((MEM / NODES))M"
+			-numa "node,nodeid=$i,cpus=$cpus,memdev=m$i")
+	done
+fi
 # CLOCK=icount drives the guest clock by the instructions executed
 # (-icount shift=2,sleep=off: 4 ns each, idle time skipped, the vCPUs
 # round-robin on one host thread): guest-timed figures then count CPU work
@@ -130,6 +153,7 @@ job=$job
 args=$*
 mem=$MEM
 smp=$SMP
+nodes=$NODES
 clock=$CLOCK
 swap=$SWAP
 deadline=$DEADLINE
@@ -155,7 +179,7 @@ set +e
 # when this script dies, and QEMU when timeout dies, however they are
 # killed, so no QEMU goes on writing into a run that was judged.
 setpriv --pdeathsig KILL timeout -k 10 "$DEADLINE" setpriv --pdeathsig KILL qemu-system-x86_64 \
-	-m "$MEM" -smp "$SMP" ${clock_args[@]+"${clock_args[@]}"} -display none -no-reboot -monitor none -nic none \
+	-m "$MEM" -smp "$smp_arg" ${numa_args[@]+"${numa_args[@]}"} ${clock_args[@]+"${clock_args[@]}"} -display none -no-reboot -monitor none -nic none \
 	-kernel "$image" -append "$cmdline" \
 	-drive file="$RUN_DIR/root.img",if=virtio,format=raw \
 	-drive file="$RUN_DIR/swap.img",if=virtio,format=raw \

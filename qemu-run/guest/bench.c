@@ -104,12 +104,36 @@
  *   reclaim.<mode>.reclaim_us         the memory.reclaim write
  * param is cold_mb (KiB).  Then the files go and P is removed.
  *
+ * Part "stressng", stress-ng's stressors (stressors=, default switch, pipe,
+ * sock and fork: the LKP stress-ng tests that per-node objcg work in
+ * mainline regressed, stress-ng.switch by 67.7%, when the per-CPU obj_stock
+ * caching one objcg was drained by cross-node ping-pong), stressng_reps
+ * times each, the order shuffled per rep from seed=: every run in a fresh
+ * cgroup (parent/sng-<stressor>-<rep>, the memory controller on, as the
+ * parent enables it), the task not pinned (bench itself is on cpu=; its
+ * child takes every CPU back, so that on a NODES=2 boot, boot.sh, the
+ * stressor's tasks run on both nodes), which execs
+ *   /bin/stress-ng --<stressor> <instances> --timeout <stressng_secs>s
+ *       --metrics-brief --yaml /tmp/... --temp-path /tmp
+ * (stress-ng 0.15, Debian's, guest/image.sh copies it and its libraries;
+ * its own output goes to a log in /tmp, shown on the console only when it
+ * fails), waits, and reads the stressor's rate from the YAML:
+ *   stressng.<stressor>_ops_per_s  bogo-ops-per-second-real-time: bogo ops
+ *                                  of all instances per second of the run
+ *                                  (guest seconds: under CLOCK=icount a
+ *                                  count of instructions, so the rate is
+ *                                  an instruction cost, host load aside)
+ * param is the instances (stressng_instances, 0: the online CPUs), '-' in
+ * a stressor's name becomes '_' in the metric.  A stressor that exits
+ * non-zero, gives no rate or outlives 2 x stressng_secs + 60 s (then its
+ * process group is killed) records value=none limit=0 and fails the run.
+ *
  * Records go to out=/dev/ttyS2 (samples.log) as qemu-run/records/RECORDS.md says:
  * "@@ run bench <knobs>", one "@@ result metric= param= rep= value= unit="
  * per measurement, "@@ progress", "@@ end rc=".  They are written, and the
  * port drained, between measurements, never during one.  The order of the
- * sizes and of the fast tests is shuffled per rep from seed=, the same on
- * every kernel.
+ * sizes, of the fast tests and of the stressors is shuffled per rep from
+ * seed=, the same on every kernel.
  *
  * Exit status: 0; 1 when a measurement failed or a check did not hold
  * (the page cache not charged to C); 2 on bad arguments or setup failure.
@@ -130,7 +154,7 @@
 #include "tool.h"
 
 static struct knob knobs[] = {
-	{ "parts", K_STR, 0, "offline,fast", "what to run: offline, fast, reclaim" },
+	{ "parts", K_STR, 0, "offline,fast", "what to run: offline, fast, reclaim, stressng" },
 	{ "sizes", K_STR, 0, "1,4,16,64,256,512", "offline: page cache sizes of the child, MiB" },
 	{ "reps", K_NUM, 3, NULL, "offline: reps per size" },
 	{ "dead", K_NUM, 0, NULL, "offline: grandchildren made, given a page of page cache each and removed in C first" },
@@ -177,6 +201,10 @@ static struct knob knobs[] = {
 	{ "cold_mb", K_NUM, 64, NULL, "reclaim: file each removed child read twice, MiB" },
 	{ "cold_max_mb", K_NUM, 16, NULL, "reclaim: memory.max of that child while it reads (it reclaims and ages itself)" },
 	{ "hot_mb", K_NUM, 32, NULL, "reclaim: the live sibling's working set, a file it reads again and again, MiB" },
+	{ "stressors", K_STR, 0, "switch,pipe,sock,fork", "stressng: stress-ng stressors to run, each as --NAME (any of 'stress-ng --stressors')" },
+	{ "stressng_secs", K_NUM, 5, NULL, "stressng: --timeout of each run, guest seconds (instructions under CLOCK=icount)" },
+	{ "stressng_reps", K_NUM, 3, NULL, "stressng: reps of each stressor" },
+	{ "stressng_instances", K_NUM, 0, NULL, "stressng: instances of each stressor (--NAME N); 0: the online CPUs" },
 	{ "cpu", K_NUM, 1, NULL, "CPU for the fast paths (the probe takes the other one)" },
 	{ "seed", K_NUM, 1, NULL, "seed of the order of sizes and tests in each rep" },
 	{ "tag", K_STR, 0, "-", "a label copied into \"@@ run\" (bench.sh: the batch)" },
@@ -1878,10 +1906,224 @@ static void part_reclaim(void)
 	free(s);
 }
 
+/* ---- part stressng: stress-ng's stressors in a memcg, their tasks on any CPU */
+
+#define STRESS_NG "/bin/stress-ng"
+#define MAX_STRESSORS 32
+
+static const char *sng_name;	/* the stressor of the run */
+static long sng_instances;
+static char sng_yaml[300], sng_log[300];
+
+/* The child, in the run's cgroup: every CPU back (bench is pinned), a process group of its own, exec. */
+static int stressng_exec(long arg)
+{
+	char opt[64], inst[24], secs[24];
+	cpu_set_t set;
+	int fd, i;
+
+	(void)arg;
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || setpgid(0, 0))
+		return 126;
+	fd = open(sng_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		return 126;
+	snprintf(opt, sizeof(opt), "--%s", sng_name);
+	snprintf(inst, sizeof(inst), "%ld", sng_instances);
+	snprintf(secs, sizeof(secs), "%lds", NUM("stressng_secs"));
+	execl(STRESS_NG, "stress-ng", opt, inst, "--timeout", secs, "--metrics-brief",
+	      "--yaml", sng_yaml, "--temp-path", "/tmp", (char *)NULL);
+	fprintf(stderr, "bench: exec %s: %s\n", STRESS_NG, strerror(errno));
+	return 127;
+}
+
+/*
+ * The stressor's bogo-ops-per-second-real-time from stress-ng's YAML
+ * (0.15's --yaml; -1 when the file, the stressor or the key is not there):
+ *   metrics:
+ *       - stressor: switch
+ *         bogo-ops: 69688
+ *         bogo-ops-per-second-real-time: 69608.356154
+ */
+static double stressng_rate(const char *yaml, const char *name)
+{
+	static const char key[] = "bogo-ops-per-second-real-time:";
+	char line[512], *s, *v, *end;
+	double rate = -1;
+	int in = 0;
+	FILE *f = fopen(yaml, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		for (s = line; *s == ' '; s++)
+			;
+		if (!strncmp(s, "- stressor:", 11)) {
+			for (v = s + 11; *v == ' '; v++)
+				;
+			in = !strcmp(v, name);
+			continue;
+		}
+		if (in && !strncmp(s, key, sizeof(key) - 1)) {
+			errno = 0;
+			rate = strtod(s + sizeof(key) - 1, &end);
+			if (errno || end == s + sizeof(key) - 1 || rate < 0)
+				rate = -1;
+			break;
+		}
+	}
+	fclose(f);
+	return rate;
+}
+
+/* The last lines stress-ng wrote, on the console (a failed run). */
+static void stressng_tail(void)
+{
+	char lines[8][256];
+	int n = 0, i;
+	FILE *f = fopen(sng_log, "r");
+
+	if (!f)
+		return;
+	while (fgets(lines[n % 8], sizeof(lines[0]), f))
+		n++;
+	fclose(f);
+	for (i = n > 8 ? n - 8 : 0; i < n; i++)
+		printf("bench:   stress-ng: %s%s", lines[i % 8], strchr(lines[i % 8], '\n') ? "" : "\n");
+}
+
+static volatile sig_atomic_t sng_alarm;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	sng_alarm = 1;
+}
+
+/* One run of stressor sng_name in cg: its rate, or -1 when it failed (said why). */
+static double stressng_run(const char *cg, long rep)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	long limit = 2 * NUM("stressng_secs") + 60;
+	int status = -1;
+	double rate;
+	pid_t pid, w;
+
+	snprintf(sng_yaml, sizeof(sng_yaml), "/tmp/bench-sng-%s-%ld.yaml", sng_name, rep);
+	snprintf(sng_log, sizeof(sng_log), "/tmp/bench-sng-%s-%ld.log", sng_name, rep);
+	unlink(sng_yaml);
+	/* no SA_RESTART: the alarm interrupts waitpid() */
+	sigaction(SIGALRM, &sa, &old);
+	sng_alarm = 0;
+	pid = spawn_in(cg, stressng_exec, 0);
+	if (pid < 0) {
+		fail("stressng: %s rep %ld: cannot start stress-ng in %s: %s", sng_name, rep, cg, strerror(errno));
+		sigaction(SIGALRM, &old, NULL);
+		return -1;
+	}
+	alarm(limit);
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+		if (!sng_alarm)
+			continue;
+		printf("bench: stressng %s rep %ld: still running after %ld s: killing it\n", sng_name, rep, limit);
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		sng_alarm = 0;
+	}
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	rate = stressng_rate(sng_yaml, sng_name);
+	if (w != pid || !WIFEXITED(status) || WEXITSTATUS(status) || rate < 0) {
+		if (w == pid && WIFSIGNALED(status))
+			fail("stressng: %s rep %ld: stress-ng killed by signal %d", sng_name, rep, WTERMSIG(status));
+		else if (w == pid && WEXITSTATUS(status))
+			fail("stressng: %s rep %ld: stress-ng exited with %d", sng_name, rep, WEXITSTATUS(status));
+		else
+			fail("stressng: %s rep %ld: no bogo-ops-per-second-real-time for it in %s",
+			     sng_name, rep, sng_yaml);
+		stressng_tail();
+		rate = -1;
+	}
+	unlink(sng_yaml);
+	unlink(sng_log);
+	return rate;
+}
+
+static void part_stressng(void)
+{
+	const char *names[MAX_STRESSORS];
+	char *s = strdup(STR("stressors")), *tok, *save = NULL, cg[300], metric[96];
+	int n = 0, order[MAX_STRESSORS], i, j, bad;
+	long rep, done = 0;
+	double rate;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bad = n == MAX_STRESSORS || !islower((unsigned char)tok[0]) || strlen(tok) > 40;
+		for (j = 0; tok[j] && !bad; j++)
+			bad = !islower((unsigned char)tok[j]) && !isdigit((unsigned char)tok[j]) && tok[j] != '-';
+		for (j = 0; j < n && !bad; j++)
+			bad = !strcmp(names[j], tok);
+		if (bad) {
+			fprintf(stderr, "bench: stressors: at most %d different stress-ng stressors "
+				"(a-z, 0-9 and '-'), not '%s'\n", MAX_STRESSORS, STR("stressors"));
+			exit(2);
+		}
+		names[n++] = tok;
+	}
+	if (!n) {
+		fprintf(stderr, "bench: stressors: no stressor named\n");
+		exit(2);
+	}
+	if (access(STRESS_NG, X_OK)) {
+		fprintf(stderr, "bench: stressng: no %s in the guest (guest/image.sh copies the host's)\n", STRESS_NG);
+		exit(2);
+	}
+	sng_instances = NUM("stressng_instances") ? NUM("stressng_instances") : ncpus;
+	for (rep = 1; rep <= NUM("stressng_reps"); rep++) {
+		for (i = 0; i < n; i++)
+			order[i] = i;
+		shuffle(order, n, 3000 + rep);
+		for (i = 0; i < n; i++) {
+			sng_name = names[order[i]];
+			snprintf(metric, sizeof(metric), "stressng.%s_ops_per_s", sng_name);
+			for (j = 0; metric[j]; j++)
+				if (metric[j] == '-')
+					metric[j] = '_';
+			sync();
+			settle();
+			snprintf(cg, sizeof(cg), "%s/sng-%s-%ld", STR("parent"), sng_name, rep);
+			rate = -1;
+			if (mkcg(cg, 0)) {
+				fail("stressng: mkdir %s: %s", cg, strerror(errno));
+			} else {
+				rate = stressng_run(cg, rep);
+				if (rmcg(cg))
+					fail("stressng: rmdir %s: %s", cg, strerror(errno));
+			}
+			if (rate < 0) {
+				/* never a number: the stressor failed (limit 0: no rate to bound it) */
+				result_none(metric, sng_instances, rep, 0, "ops/s");
+			} else {
+				result(metric, sng_instances, rep, rate, "ops/s");
+				printf("bench: stressng %-8s rep %ld: %.1f ops/s (%ld instances)\n",
+				       sng_name, rep, rate, sng_instances);
+			}
+			record("@@ progress part=stressng done=%ld of=%ld t_ms=%lld", ++done,
+			       n * NUM("stressng_reps"), (now_ns() - t_start) / 1000000);
+			flush_records();
+		}
+	}
+	free(s);
+}
+
 int main(int argc, char **argv)
 {
 	char words[2048], *s, *tok, *save = NULL;
-	int offline = 0, fast = 0, reclaim = 0, rc, i;
+	int offline = 0, fast = 0, reclaim = 0, stressng = 0, rc, i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	knob_parse("bench", knobs, argc, argv);
@@ -1893,8 +2135,10 @@ int main(int argc, char **argv)
 			fast = 1;
 		else if (!strcmp(tok, "reclaim"))
 			reclaim = 1;
+		else if (!strcmp(tok, "stressng"))
+			stressng = 1;
 		else {
-			fprintf(stderr, "bench: parts: offline, fast and/or reclaim, not '%s'\n", tok);
+			fprintf(stderr, "bench: parts: offline, fast, reclaim and/or stressng, not '%s'\n", tok);
 			return 2;
 		}
 	}
@@ -1903,7 +2147,8 @@ int main(int argc, char **argv)
 	    !NUM("charge_kb") || NUM("charge_kb") > 1024 || !NUM("read_passes") || !NUM("anon_loops") ||
 	    !NUM("charge_ops") || !NUM("ctxsw_trips") || !NUM("spin_m") || !NUM("reclaim_reps") ||
 	    !NUM("rounds") || !NUM("cold_mb") || !NUM("cold_max_mb") || !NUM("hot_mb") ||
-	    !NUM("squeeze_mb") || !NUM("squeeze_file_mb") || !NUM("squeeze_passes")) {
+	    !NUM("squeeze_mb") || !NUM("squeeze_file_mb") || !NUM("squeeze_passes") ||
+	    !NUM("stressng_secs") || !NUM("stressng_reps")) {
 		fprintf(stderr, "bench: reps, counts and sizes must be > 0 (charge_kb at most 1024)\n");
 		return 2;
 	}
@@ -1950,6 +2195,8 @@ int main(int argc, char **argv)
 		part_fast();
 	if (reclaim)
 		part_reclaim();
+	if (stressng)
+		part_stressng();
 	rc = failures ? 1 : 0;
 	record("@@ end rc=%d results=%ld t_ms=%lld", rc, nresults, (now_ns() - t_start) / 1000000);
 	flush_records();

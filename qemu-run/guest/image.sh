@@ -4,6 +4,9 @@
 #   build/guest/disk/init          qemu-run/guest/init
 #   build/guest/disk/kselftest/    cgroup kselftests, static, from the patched
 #                                  tree (so new tests run on every kernel)
+#   build/guest/disk/usr/bin/stress-ng, lib/...  Debian's stress-ng (bench's
+#                                  part stressng) and every library it links,
+#                                  at the host's paths; /bin/stress-ng links to it
 # Each boot gets a fresh ext4 root disk made from it (boot.sh), so the tests
 # meet a real filesystem and no state leaks from one run to the next.
 set -euo pipefail
@@ -83,4 +86,41 @@ for lib in libc.so.6 libnss_files.so.2 ld-linux-x86-64.so.2; do
 	cp -L "$libdir/$lib" "$root$libdir/$lib" || die "cannot copy $libdir/$lib into the guest"
 done
 ln -sf "$libdir/ld-linux-x86-64.so.2" "$root/lib64/ld-linux-x86-64.so.2"
+# stress-ng (bench's part stressng: guest/bench.c runs /bin/stress-ng), as
+# Debian builds it, dynamic: the binary and every library ldd names, at the
+# same paths as on the host.  One already there (glibc's, above) stays: a
+# copy through its absolute symlink would land on the host's file.
+STRESS_NG=${STRESS_NG:-/usr/bin/stress-ng}
+[ -x "$STRESS_NG" ] || die "no $STRESS_NG: install Debian's stress-ng (make deps)"
+libs=$(ldd "$STRESS_NG") || die "ldd $STRESS_NG failed: cannot tell which libraries it needs"
+if grep -q 'not found' <<<"$libs"; then
+	die "$STRESS_NG needs libraries this host does not have: $(grep 'not found' <<<"$libs" | tr -s '\t\n' '  ')"
+fi
+# "libm.so.6 => /lib/.../libm.so.6 (0x...)", "/lib64/ld-linux-x86-64.so.2 (0x...)";
+# linux-vdso.so.1 is the kernel's, no file.
+paths=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$libs")
+[ -n "$paths" ] || die "ldd $STRESS_NG named no library: is it a static binary? (then drop this copy)"
+mkdir -p "$root/usr/bin"
+cp -L "$STRESS_NG" "$root/usr/bin/stress-ng" || die "cannot copy $STRESS_NG into the guest"
+ln -sf /usr/bin/stress-ng "$root/bin/stress-ng"
+for lib in $paths; do
+	if [ -e "$root$lib" ] || [ -L "$root$lib" ]; then
+		continue
+	fi
+	if ! mkdir -p "$root$(dirname "$lib")" || ! cp -L "$lib" "$root$lib"; then
+		die "cannot copy $lib (a library of $STRESS_NG) into the guest as $root$lib"
+	fi
+done
+# Check: each library resolves inside the guest root, as the guest's loader
+# will find it (the root's loader, the root's library folders first, no
+# ld.so.cache: a library left on the host only would show as a host path).
+ldso="$root$libdir/ld-linux-x86-64.so.2"
+libpath=$(for lib in $paths; do echo "$root$(dirname "$lib")"; done | sort -u | paste -sd:)
+resolved=$("$ldso" --inhibit-cache --library-path "$libpath" --list "$root/usr/bin/stress-ng") ||
+	die "the guest's loader cannot load stress-ng: $resolved"
+outside=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 }' <<<"$resolved" | grep -v "^$root/" || true)
+[ -z "$outside" ] || die "stress-ng in the guest would not find these (not in $root): $(tr '\n' ' ' <<<"$outside")"
+for lib in $paths; do
+	[ -e "$root$lib" ] || die "$lib, a library of stress-ng, is missing from the guest root ($root$lib)"
+done
 say "guest root ready in $root: $(find "$root/kselftest/cgroup" -type f | wc -l) kselftest files, $(du -sk "$root" | cut -f1) KiB"

@@ -46,7 +46,9 @@ since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 for nodes in $nodes_list; do
 	for dead in $dead_list; do
 		say "offline axes: $nodes node(s), $dead dead memcg(s)"
-		APPEND="numa=fake=$nodes${APPEND:+ $APPEND}" NOBUILD=1 ROUNDS=${ROUNDS:-1} BENCH_CHURN=0 \
+		# NODES is this script's list of fake node counts, not boot.sh's
+		# QEMU topology: the machine keeps one node, which numa=fake splits.
+		NODES=1 APPEND="numa=fake=$nodes${APPEND:+ $APPEND}" NOBUILD=1 ROUNDS=${ROUNDS:-1} BENCH_CHURN=0 \
 			BENCH="parts=offline sizes=${SIZES:-64} reps=${REPS:-5} dead=$dead$knobs" \
 			"$TOP/qemu-run/jobs/bench.sh" >/dev/null || { status=1; warn "the batch of $nodes node(s), $dead dead failed"; }
 	done

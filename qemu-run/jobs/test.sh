@@ -44,7 +44,7 @@ series_changes_kernel() {
 # The soak's knobs are the test's own: the environment's GENS, SOAK, MIX...
 # (make soak's variables) must not weaken it (SOAK='drop=0' would leave no
 # after-drop_caches figure), so they are cleared for the soak.
-SOAK_ENV=(-u GENS -u SECS -u SOAK_JOBS -u MIX -u HOG_MB -u SEED -u SAMPLE_EVERY -u SOAK -u MEM -u SMP -u DEADLINE)
+SOAK_ENV=(-u GENS -u SECS -u SOAK_JOBS -u MIX -u HOG_MB -u SEED -u SAMPLE_EVERY -u SOAK -u MEM -u SMP -u NODES -u DEADLINE)
 for k in original patched; do
 	if [ "${TEST_SOAK:-1}" = 0 ]; then
 		summary+=("SKIP $k soak (TEST_SOAK=0)")

@@ -503,7 +503,8 @@ def bench_scan(path):
     run, p, e, results, none = _records(path)
     return {'results': results, 'none': none, 'ended': int(e is not None),
             'rc': e.get('rc', '') if e else '', 't_ms': e.get('t_ms', '') if e else '',
-            'part': p.get('part', ''), 'done': p.get('done', ''), 'of': p.get('of', '')}
+            'part': p.get('part', ''), 'done': p.get('done', ''), 'of': p.get('of', ''),
+            'nodes': run.get('nodes', '')}     # the NUMA nodes the guest saw ("@@ run")
 
 
 def bench_summary(path, label):

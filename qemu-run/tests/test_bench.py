@@ -9,6 +9,7 @@ parser; the summary tests cut it the ways a crash or the deadline cuts it.
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -97,6 +98,90 @@ class Summary(unittest.TestCase):
         out = bench_sh('--summary', read_fixture().replace(b'@@ end rc=0 ', b'@@ end rc=1 '))
         self.assertEqual(out.returncode, 1)
         self.assertIn('done with errors (rc=1)', out.stdout)
+
+
+# bench.c with its own main renamed: its YAML reader on the host, nothing run.
+YAML_PROG = r'''
+#define main bench_main
+#include "bench.c"
+#undef main
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	printf("%.6f\n", stressng_rate(argv[1], argv[2]));
+	return 0;
+}
+'''
+YAML_FIXTURE = os.path.join(HERE, 'fixtures', 'stressng-0.15-switch-pipe.yaml')
+
+
+@unittest.skipUnless(shutil.which('gcc'), 'needs gcc (make deps installs it)')
+class StressngYaml(unittest.TestCase):
+    """Part stressng reads stress-ng 0.15's --yaml (the fixture: a real
+    one, `stress-ng --switch 1 --pipe 1 --timeout 1s --metrics-brief --yaml`)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        src = os.path.join(cls.tmp, 't.c')
+        with open(src, 'w') as f:
+            f.write(YAML_PROG)
+        cls.bin = os.path.join(cls.tmp, 't')
+        subprocess.run(['gcc', '-Wall', '-Wextra', '-Werror', '-O2', '-I', os.path.join(TOP, 'qemu-run', 'guest'),
+                        '-o', cls.bin, src], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def rate(self, path, name):
+        return float(subprocess.run([self.bin, path, name], capture_output=True, text=True, check=True).stdout)
+
+    def write(self, text):
+        path = os.path.join(self.tmp, 'y.yaml')
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def test_each_stressor_its_own_rate(self):
+        self.assertEqual(self.rate(YAML_FIXTURE, 'switch'), 80824.821629)
+        self.assertEqual(self.rate(YAML_FIXTURE, 'pipe'), 127809.991464)
+
+    def test_missing(self):
+        self.assertEqual(self.rate(YAML_FIXTURE, 'sock'), -1)              # not in the run
+        self.assertEqual(self.rate(YAML_FIXTURE, 'swi'), -1)               # a prefix is not a name
+        self.assertEqual(self.rate(os.path.join(self.tmp, 'none.yaml'), 'switch'), -1)
+        with open(YAML_FIXTURE) as f:
+            text = f.read()
+        # a run cut before its metrics: no rate, not the usr+sys one
+        cut = text[:text.index('      bogo-ops-per-second-real-time: 80824')]
+        self.assertEqual(self.rate(self.write(cut), 'switch'), -1)
+        self.assertEqual(self.rate(self.write(text.replace('real-time: 80824.821629', 'real-time: x')),
+                                   'switch'), -1)
+
+    def test_records(self):
+        # what part_stressng writes, as the host reads it
+        text = ('@@ run bench parts=stressng stressors=switch,af-alg tag=x cpus=2 nodes=2\n'
+                '@@ result metric=stressng.switch_ops_per_s param=2 rep=1 value=80824.8 unit=ops/s\n'
+                '@@ progress part=stressng done=1 of=2 t_ms=9000\n'
+                '@@ result metric=stressng.af_alg_ops_per_s param=2 rep=1 value=none unit=ops/s limit=0\n'
+                '@@ progress part=stressng done=2 of=2 t_ms=18000\n'
+                '@@ end rc=1 results=2 t_ms=18000\n')
+        for line in text.splitlines():
+            if line.startswith('@@ result '):
+                self.assertRegex(line, RESULT)
+        w = records.BenchResults(io.StringIO(text))
+        self.assertEqual(list(w), [('stressng.switch_ops_per_s', 2, 1, 80824.8, 'ops/s', None),
+                                   ('stressng.af_alg_ops_per_s', 2, 1, None, 'ops/s', 0.0)])
+        self.assertEqual(w.dropped, 0)
+        s = scan(text.encode())
+        self.assertEqual((s['part'], s['done'], s['of'], s['none'], s['rc']), ('stressng', '2', '2', '1', '1'))
+        self.assertEqual(s['nodes'], '2')             # bench.sh holds it to NODES
+        out = bench_sh('--summary', text.encode())
+        self.assertEqual(out.returncode, 1)
+        self.assertIn('done with errors (rc=1): 2 results (1 of them not within their limit)', out.stdout)
 
 
 if __name__ == '__main__':

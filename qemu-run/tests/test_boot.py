@@ -102,5 +102,109 @@ class FakeBoot(unittest.TestCase):
             self.assertIn('verdict=killed', f.read())
 
 
+ARGS_QEMU = """#!/bin/bash
+printf '%s\\n' "$@" >"$FAKE_ARGS"
+"""
+
+
+class Nodes(unittest.TestCase):
+    """NODES gives QEMU a NUMA topology (a fake QEMU on PATH writes its
+    arguments and exits: the guest never says "@@ done", the run fails, the
+    arguments and the meta stay)."""
+
+    def setUp(self):
+        if not shutil.which('mke2fs') or not shutil.which('setpriv'):
+            self.skipTest('mke2fs and setpriv are needed (make deps)')
+        self.tmp = tempfile.mkdtemp(prefix='boot-nodes-test-')
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        image = os.path.join(self.tmp, 'kernel', 'original', 'arch', 'x86', 'boot')
+        os.makedirs(image)
+        open(os.path.join(image, 'bzImage'), 'w').close()
+        with open(os.path.join(self.tmp, 'kernel', 'original', '.key'), 'w') as f:
+            f.write('test\n')
+        disk = os.path.join(self.tmp, 'guest', 'disk')
+        os.makedirs(disk)
+        with open(os.path.join(disk, 'init'), 'w') as f:
+            f.write('#!/bin/sh\n')
+        os.chmod(os.path.join(disk, 'init'), 0o755)
+        bin_dir = os.path.join(self.tmp, 'bin')
+        os.makedirs(bin_dir)
+        with open(os.path.join(bin_dir, 'qemu-system-x86_64'), 'w') as f:
+            f.write(ARGS_QEMU)
+        os.chmod(os.path.join(bin_dir, 'qemu-system-x86_64'), 0o755)
+        self.env = dict(os.environ, BUILD=self.tmp, PATH=f'{bin_dir}:{os.environ["PATH"]}', DEADLINE='60',
+                        DISK='16M', SWAP='16M')
+        for k in ('NODES', 'SMP', 'MEM', 'APPEND', 'CLOCK', 'PROFILE', 'LAVA'):
+            self.env.pop(k, None)
+
+    def boot(self, **env):
+        """(QEMU's arguments, the run's meta) of a boot with env."""
+        run = os.path.join(self.tmp, 'run-' + '-'.join(f'{k}{v}' for k, v in sorted(env.items())))
+        args = os.path.join(self.tmp, 'args')
+        if os.path.exists(args):
+            os.unlink(args)
+        r = subprocess.run(['bash', BOOT, 'original', 'kselftest'], capture_output=True, text=True, timeout=120,
+                           env=dict(self.env, RUN_DIR=run, FAKE_ARGS=args, **env))
+        self.assertNotEqual(r.returncode, 0)        # no "@@ done": the run fails after QEMU
+        with open(args) as f:
+            got = f.read().splitlines()
+        with open(os.path.join(run, 'meta')) as f:
+            meta = dict(line.split('=', 1) for line in f.read().splitlines() if '=' in line)
+        return got, meta
+
+    @staticmethod
+    def numa(args):
+        """The -object and -numa options, in order."""
+        return [(a, args[i + 1]) for i, a in enumerate(args) if a in ('-object', '-numa')]
+
+    def test_default_no_numa(self):
+        args, meta = self.boot()
+        self.assertEqual(self.numa(args), [])
+        self.assertEqual(meta['nodes'], '1')
+        self.assertEqual(args[args.index('-m') + 1], '1024')
+        args, meta = self.boot(NODES='1', SMP='4')
+        self.assertEqual(self.numa(args), [])
+        self.assertEqual((meta['nodes'], meta['smp']), ('1', '4'))
+
+    def test_two_nodes(self):
+        args, meta = self.boot(NODES='2', MEM='1536')
+        self.assertEqual(self.numa(args), [
+            ('-object', 'memory-backend-ram,id=m0,size=768M'), ('-numa', 'node,nodeid=0,cpus=0,memdev=m0'),
+            ('-object', 'memory-backend-ram,id=m1,size=768M'), ('-numa', 'node,nodeid=1,cpus=1,memdev=m1')])
+        self.assertEqual((meta['nodes'], meta['mem'], meta['smp']), ('2', '1536', '2'))
+        # one socket a node: no last-level cache across two nodes
+        self.assertEqual((args[args.index('-m') + 1], args[args.index('-smp') + 1]),
+                         ('1536', '2,sockets=2,cores=1,threads=1'))
+
+    def test_sockets_of_contiguous_vcpus(self):
+        args, meta = self.boot(NODES='3', SMP='9', MEM='1536')
+        self.assertEqual([v for k, v in self.numa(args) if k == '-numa'],
+                         ['node,nodeid=0,cpus=0-2,memdev=m0', 'node,nodeid=1,cpus=3-5,memdev=m1',
+                          'node,nodeid=2,cpus=6-8,memdev=m2'])
+        self.assertEqual({v for k, v in self.numa(args) if k == '-object'},
+                         {f'memory-backend-ram,id=m{i},size=512M' for i in range(3)})
+        self.assertEqual(args[args.index('-smp') + 1], '9,sockets=3,cores=3,threads=1')
+        self.assertEqual(meta['nodes'], '3')
+
+    def test_uneven_vcpus_refused(self):
+        run = os.path.join(self.tmp, 'uneven')
+        r = subprocess.run(['bash', BOOT, 'original', 'kselftest'], capture_output=True, text=True, timeout=60,
+                           env=dict(self.env, RUN_DIR=run, FAKE_ARGS=os.path.join(self.tmp, 'args'),
+                                    NODES='3', SMP='8', MEM='1536'))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('SMP must be a multiple of 3', r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, 'args')))
+
+    def test_refused_before_qemu(self):
+        run = os.path.join(self.tmp, 'refused')
+        r = subprocess.run(['bash', BOOT, 'original', 'kselftest'], capture_output=True, text=True, timeout=60,
+                           env=dict(self.env, RUN_DIR=run, FAKE_ARGS=os.path.join(self.tmp, 'args'),
+                                    NODES='2', MEM='1025'))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('NODES=2 with MEM=1025: the guest memory is split evenly', r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, 'args')))
+        self.assertFalse(os.path.exists(run))
+
+
 if __name__ == '__main__':
     unittest.main()
