@@ -388,7 +388,8 @@ int rt_setup(struct reparent_test *t, const char *root,
  * The page frames that /proc/kpagecgroup gives to @cgroup, in ascending
  * order, into t->pfns (t->nr_pfns of them): a scan of all of physical
  * memory, too slow to repeat while something changes fast. Needs
- * CONFIG_PROC_PAGE_MONITOR and CAP_SYS_ADMIN. Returns 0, or -1 on error.
+ * CONFIG_PROC_PAGE_MONITOR and root (the file is 0400). Returns 0, or -1
+ * on error.
  */
 int kpage_collect(struct reparent_test *t, const char *cgroup)
 {

@@ -494,18 +494,18 @@ static const struct reparent_kind writeback_kind = {
  * writeback (sync_file_range(SYNC_FILE_RANGE_WRITE)), and C is removed
  * right after a read of /proc/kpageflags that finds pages of C (found by
  * /proc/kpagecgroup before the writeback began) under writeback: that
- * read is the setup's guarantee (check 0); a writeback over before a
- * look saw it is started again on the file dirtied again, up to
- * WRITEBACK_ATTEMPTS times. memory.stat cannot give that guarantee:
- * on a slow kernel the IO in flight at any moment may stay below what its
- * per-CPU counts lag (stat_tol()) for the whole writeback. Without a way
- * to hold IO back (blk-throttle, loop and device mapper are not in every
- * config, nor in the kernels this was written for), the test does not
- * claim the pages are still under writeback when C's css goes offline,
- * which happens after the rmdir, asynchronously; it prints when the
- * submission ended and when C was released, both relative to the rmdir.
- * Once the writeback is over, P's file_writeback and file_dirty are back
- * to their baseline exactly, whatever moved while the IO was in flight.
+ * read is the setup's guarantee (check 0). A writeback over before a look
+ * saw it is started again on the file dirtied again, WRITEBACK_ATTEMPTS
+ * attempts in all. memory.stat cannot give that guarantee: on a slow
+ * kernel the IO in flight at any moment may stay below what its per-CPU
+ * counts lag (stat_tol()) for the whole writeback. Without a way to hold
+ * IO back (blk-throttle, loop and device mapper are not in every config,
+ * nor in the kernels this was written for), the test does not claim the
+ * pages are still under writeback when C's css goes offline, which
+ * happens after the rmdir, asynchronously; it prints when the submission
+ * ended and when C was released, both relative to the rmdir. Once the
+ * writeback is over, P's file_writeback and file_dirty are back to their
+ * baseline exactly, whatever moved while the IO was in flight.
  */
 static int test_reparent_writeback(const char *root)
 {

@@ -414,15 +414,17 @@ cleanup:
  * caches until its CPU charges another one, which on an idle CPU may be
  * never. So, unlike the other subtests, the wait for the release here
  * does not nudge the stocks. C's sockets are made in C and C is removed.
- * Once C is offline, whose drain_all_stock() empties the stocks that
- * cache it, SOCKET_QUEUED bytes are sent from the root cgroup on CPU 1
- * and left unread: charges only, so CPU 1's stock caches whatever memcg
- * C's sockets charge. Everything else runs on CPU 0: the bytes are read,
+ * Once C is offline (whose drain_all_stock() drains the stocks caching
+ * it, or queues their drain on the other CPUs), SOCKET_QUEUED bytes are
+ * sent from the root cgroup on CPU 1 and left unread: C's sockets charge
+ * them there, both ends on loopback, and the ACK uncharges some, so CPU
+ * 1's stock caches whatever memcg the sockets charge. Everything else
+ * runs on CPU 0: the bytes are read,
  * the holder closes the sockets and exits, and the sockets' own slab
  * objects are freed there. P's nr_dying_subsys_memory must be back to its
  * base within dying_timeout; SOCKET_RELEASE_ROUNDS times over, a new P,
- * C and K each. Any free of another memcg's kernel memory on CPU 1 can
- * still replace its stock: a kernel whose stocks pin removed memcgs
+ * C and K each. Any charge or uncharge of another memcg on CPU 1 (a
+ * kernel object's free included) can still replace its stock: a kernel whose stocks pin removed memcgs
  * released C in 3 rounds of 23 here, twice in a row once, so one round
  * proves little, and all of 12 in a row is out of reach.
  */
@@ -481,10 +483,11 @@ static int socket_release_charge(void *arg)
 }
 
 /*
- * Offline drains the removed memcg from every CPU's stock
- * (drain_all_stock()), so a charge on CPU 1 proves something only after
- * that drain. /proc/kpagecgroup names a page's memcg while it is online, and an
- * online ancestor after: wait for the holder's page to change hands.
+ * Offline drains the stocks that cache the removed memcg, or queues their
+ * drain on other CPUs (drain_all_stock()), so a charge on CPU 1 proves
+ * something only after it. /proc/kpagecgroup names a page's memcg while
+ * it is online, and an online ancestor after: wait for the holder's page
+ * to change hands.
  */
 static int wait_child_offline(struct socket_state *s)
 {
