@@ -1173,7 +1173,8 @@ int run_reparent_test(const char *root, const char *name,
 		 * kernel, and an IO completes fast: dirty the pages again.
 		 */
 		if (attempt == WRITEBACK_ATTEMPTS) {
-			report(&t, 0, "the child's writeback was over before a look at /proc/kpageflags saw it, %d times\n",
+			report(&t, 0,
+			       "the child's writeback was over before a look at /proc/kpageflags saw it, %d times\n",
 			       attempt);
 			goto cleanup;
 		}

@@ -419,12 +419,12 @@ cleanup:
  * sent from the root cgroup on CPU 1 and left unread: C's sockets charge
  * them there, both ends on loopback, and the ACK uncharges some, so CPU
  * 1's stock caches whatever memcg the sockets charge. Everything else
- * runs on CPU 0: the bytes are read,
- * the holder closes the sockets and exits, and the sockets' own slab
- * objects are freed there. P's nr_dying_subsys_memory must be back to its
- * base within dying_timeout; SOCKET_RELEASE_ROUNDS times over, a new P,
- * C and K each. Any charge or uncharge of another memcg on CPU 1 (a
- * kernel object's free included) can still replace its stock: a kernel whose stocks pin removed memcgs
+ * runs on CPU 0: the bytes are read, the holder closes the sockets and
+ * exits, and the sockets' own slab objects are freed there. P's
+ * nr_dying_subsys_memory must be back to its base within dying_timeout;
+ * SOCKET_RELEASE_ROUNDS times over, a new P, C and K each. Any charge or
+ * uncharge of another memcg on CPU 1 (a kernel object's free included)
+ * can still replace its stock: a kernel whose stocks pin removed memcgs
  * released C in 3 rounds of 23 here, twice in a row once, so one round
  * proves little, and all of 12 in a row is out of reach.
  */

@@ -26,27 +26,35 @@ def alive(pid):
         return f.read().split(')')[-1].split()[0] != 'Z'
 
 
+def fake_build(top, qemu):
+    """A build folder under @top that boot.sh accepts (an image with its
+    .key, a guest root with an init) and a bin folder whose
+    qemu-system-x86_64 is the script @qemu; returns the bin folder."""
+    image = os.path.join(top, 'kernel', 'original', 'arch', 'x86', 'boot')
+    os.makedirs(image)
+    open(os.path.join(image, 'bzImage'), 'w').close()
+    with open(os.path.join(top, 'kernel', 'original', '.key'), 'w') as f:
+        f.write('test\n')
+    disk = os.path.join(top, 'guest', 'disk')
+    os.makedirs(disk)
+    with open(os.path.join(disk, 'init'), 'w') as f:
+        f.write('#!/bin/sh\n')
+    os.chmod(os.path.join(disk, 'init'), 0o755)
+    bin_dir = os.path.join(top, 'bin')
+    os.makedirs(bin_dir)
+    with open(os.path.join(bin_dir, 'qemu-system-x86_64'), 'w') as f:
+        f.write(qemu)
+    os.chmod(os.path.join(bin_dir, 'qemu-system-x86_64'), 0o755)
+    return bin_dir
+
+
 class FakeBoot(unittest.TestCase):
     def setUp(self):
         if not shutil.which('mke2fs') or not shutil.which('setpriv'):
             self.skipTest('mke2fs and setpriv are needed (make deps)')
         self.tmp = tempfile.mkdtemp(prefix='boot-test-')
         self.addCleanup(shutil.rmtree, self.tmp, True)
-        image = os.path.join(self.tmp, 'kernel', 'original', 'arch', 'x86', 'boot')
-        os.makedirs(image)
-        open(os.path.join(image, 'bzImage'), 'w').close()
-        with open(os.path.join(self.tmp, 'kernel', 'original', '.key'), 'w') as f:
-            f.write('test\n')
-        disk = os.path.join(self.tmp, 'guest', 'disk')
-        os.makedirs(disk)
-        with open(os.path.join(disk, 'init'), 'w') as f:
-            f.write('#!/bin/sh\n')
-        os.chmod(os.path.join(disk, 'init'), 0o755)
-        bin_dir = os.path.join(self.tmp, 'bin')
-        os.makedirs(bin_dir)
-        with open(os.path.join(bin_dir, 'qemu-system-x86_64'), 'w') as f:
-            f.write(FAKE_QEMU)
-        os.chmod(os.path.join(bin_dir, 'qemu-system-x86_64'), 0o755)
+        bin_dir = fake_build(self.tmp, FAKE_QEMU)
         self.pidfile = os.path.join(self.tmp, 'qemu.pid')
         self.env = dict(os.environ, BUILD=self.tmp, PATH=f'{bin_dir}:{os.environ["PATH"]}',
                         FAKE_PIDFILE=self.pidfile, DEADLINE='120', DISK='16M',
@@ -117,21 +125,7 @@ class Nodes(unittest.TestCase):
             self.skipTest('mke2fs and setpriv are needed (make deps)')
         self.tmp = tempfile.mkdtemp(prefix='boot-nodes-test-')
         self.addCleanup(shutil.rmtree, self.tmp, True)
-        image = os.path.join(self.tmp, 'kernel', 'original', 'arch', 'x86', 'boot')
-        os.makedirs(image)
-        open(os.path.join(image, 'bzImage'), 'w').close()
-        with open(os.path.join(self.tmp, 'kernel', 'original', '.key'), 'w') as f:
-            f.write('test\n')
-        disk = os.path.join(self.tmp, 'guest', 'disk')
-        os.makedirs(disk)
-        with open(os.path.join(disk, 'init'), 'w') as f:
-            f.write('#!/bin/sh\n')
-        os.chmod(os.path.join(disk, 'init'), 0o755)
-        bin_dir = os.path.join(self.tmp, 'bin')
-        os.makedirs(bin_dir)
-        with open(os.path.join(bin_dir, 'qemu-system-x86_64'), 'w') as f:
-            f.write(ARGS_QEMU)
-        os.chmod(os.path.join(bin_dir, 'qemu-system-x86_64'), 0o755)
+        bin_dir = fake_build(self.tmp, ARGS_QEMU)
         self.env = dict(os.environ, BUILD=self.tmp, PATH=f'{bin_dir}:{os.environ["PATH"]}', DEADLINE='60',
                         DISK='16M', SWAP='16M')
         for k in ('NODES', 'SMP', 'MEM', 'APPEND', 'CLOCK', 'PROFILE', 'LAVA'):
