@@ -93,7 +93,7 @@ tree_of() {
 }
 
 # The cgroup kselftests the harness runs, in this order (memory-related ones).
-KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg test_memcg_reparent_slab test_memcg_reparent_lru test_memcg_reparent_pins test_memcg_reparent_reclaim"
+KSELFTESTS="test_core test_kmem test_memcontrol test_zswap test_hugetlb_memcg test_memcg_reparent_slab test_memcg_reparent_lru test_memcg_reparent_pins test_memcg_reparent_reclaim census_check"
 # The ones that need the memory controller on a cgroup v1 hierarchy: they
 # run on a boot of their own (rr.cgroup=v1, see guest/init).
 KSELFTESTS_V1="test_memcg_reparent_v1"

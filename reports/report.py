@@ -44,6 +44,8 @@ COST = [('slab', ['Slab']), ('percpu', ['Percpu']),
 TABLE_MEM = ['Slab', 'Percpu']
 PERIODS = 7                     # columns of the table, like the cover letter's days 0..6
 MEMORY_STAT = ['anon', 'file', 'kernel', 'slab', 'percpu', 'shmem', 'file_mapped', 'sock']
+# The census module's pins (census/memcg_census.c), likeliest first.
+PINS = ['dirty', 'shmem', 'pagecache', 'anon', 'swap', 'socket', 'cgwb', 'stock', 'child', 'unknown']
 TOP_SLABS = 8                   # slabinfo caches shown: those that grew most
 RECENT_RUNS = 30
 
@@ -291,6 +293,35 @@ def section_dying(page, soaks):
               'The square is the count after the soak\'s final sync and drop_caches.',
               links, files=files, titles=titles, styles=styles, drops=drops, drop_titles=dtitles,
               drop_styles=dstyles, every=max(1, max(len(s.snaps) for s in soaks.values()) // 40))
+
+
+def section_census(page, soaks, st):
+    """The soak's dying memcgs by what pins each one, from the census module."""
+    page.add('<h2 id="census">Dying cgroups by pin</h2>')
+    runs = [s for s in soaks.values() if s.snaps]
+    if not runs:
+        page.notice('No soak data to plot.')
+        return
+    page.add('<p class="caption">Every dying memory cgroup of the guest, by the pin that most likely keeps it '
+             '(<code>/proc/memcg_census_totals</code>, census/): ' + ', '.join(PINS) + '. '
+             'The same scales for every kernel.</p>')
+    series = {s.kernel: [st.series(s.run_id, 'census', k) for k in PINS] for s in runs}
+    y_max = max([v for ser in series.values() for one in ser for v in one.values()] + [0])
+    g_max = max(x[1] for s in runs for x in s.snaps) or 1
+    for s in runs:
+        ser = series[s.kernel]
+        present = [i for i, one in enumerate(ser) if one]
+        if not present:
+            page.notice(f'{esc(s.kernel)}: run {s.run_id} sampled no census (the module was not loaded).')
+            continue
+        rows = [[x[1]] + [ser[i].get(x[0]) for i in present] for x in s.snaps]
+        header = ['gen'] + [PINS[i] for i in present]
+        f = page.write_data(f'census-{s.kernel}.tsv', header, rows,
+                            f'{s.kernel}, run {s.run_id}: dying memory cgroups by pin against generation')
+        page.plot('lines.gp', f'census-{s.kernel}.png', f'dying memory cgroups by pin, {s.kernel}',
+                  f'{esc(s.kernel)} (run {s.run_id}): dying memory cgroups by pin over the soak\'s generations.',
+                  [(s.kernel, f)], data=f, ncols=len(header), title=f'dying by pin, {s.kernel} (run {s.run_id})',
+                  xlabel='generation', ylabel='dying memory cgroups', xmax=g_max * 1.02, ymax=(y_max * 1.05) or 1)
 
 
 def has_points(rows):
@@ -717,7 +748,7 @@ ul.answer { font-size: 1.05em; background: #f4f8ff; border: 1px solid #b8c8e8; p
 details > summary { cursor: pointer; } details > summary > h2 { display: inline-block; margin-bottom: 0.3em; }
 """
 
-NAV = [('answer', 'the answer'), ('dying', 'dying cgroups'), ('table', 'table'), ('runs', 'runs'),
+NAV = [('answer', 'the answer'), ('dying', 'dying cgroups'), ('census', 'by pin'), ('table', 'table'), ('runs', 'runs'),
        ('cost', 'memory cost'), ('slabinfo', 'slabinfo'), ('memory-stat', 'memory.stat'),
        ('kselftest', 'kselftests'),
        ('flaky', 'flaky subtests'), ('oracle', 'oracle'), ('bench', 'benchmarks'),
@@ -871,6 +902,7 @@ def render(db_path, out):
         soaks, left_out = pick_soaks(st)
         section_answer(page, soaks, st)
         section_dying(page, soaks)
+        section_census(page, soaks, st)
         section_table(page, soaks)
         details = len(page.parts)
         section_runs(page, soaks, st, left_out)

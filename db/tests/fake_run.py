@@ -189,6 +189,12 @@ def snapshot(seq, gen, t_ms, kernel, jobs, cpus, rng, note=None):
         add(f'slabinfo {name}:bytes {num * size}')
     for c in CONTROLLERS:
         add(f'cgroups {c}:num_cgroups {1 + (live + dying + 1 if c in ("memory", "pids") else 0)}')
+    # The census module's totals by pin (census/memcg_census.c).
+    pins = {'dirty': dying // 10, 'shmem': dying // 8, 'anon': dying // 20, 'swap': dying // 25}
+    pins['pagecache'] = dying - sum(pins.values())
+    add(f'census dying {dying}')
+    for k in ('dirty', 'shmem', 'pagecache', 'anon', 'swap', 'socket', 'cgwb', 'stock', 'child', 'unknown'):
+        add(f'census {k} {pins.get(k, 0)}')
     head = f'@@ sample {seq} gen={gen} t_ms={t_ms}' + (f' {note}' if note else '')
     return [head] + out + [f'@@ endsample {seq} lines={len(out)}']
 

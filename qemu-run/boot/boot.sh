@@ -100,6 +100,12 @@ mkdir -p "$RUN_DIR"
 # Fresh disks for every boot: the ext4 root with the kselftests, and swap.
 mke2fs -q -F -t ext4 -L root -d "$disk" "$RUN_DIR/root.img" "${DISK:-2G}" ||
 	die "cannot create the ext4 root disk"
+# The census module built against this kernel (kernel/build.sh), at /.
+census_ko=${image%/arch/x86/boot/bzImage}/census/memcg_census.ko
+if [ -f "$census_ko" ]; then
+	debugfs -w -R "write $census_ko memcg_census.ko" "$RUN_DIR/root.img" >/dev/null 2>&1 ||
+		die "cannot put $census_ko on the root disk"
+fi
 SWAP=${SWAP:-512M}
 [[ "$SWAP" =~ ^[1-9][0-9]*[MG]$ ]] || die "SWAP=$SWAP: a size in M or G, such as 512M or 64G"
 truncate -s "$SWAP" "$RUN_DIR/swap.img"

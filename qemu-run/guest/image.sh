@@ -55,6 +55,10 @@ for tool in "$TOP"/qemu-run/guest/*.c; do
 		die "guest tool $(basename "$tool") failed to build"
 done
 install -m 0755 "$TOP/qemu-run/guest/init" "$root/init"
+# The census's loader (the module itself is built per kernel: boot.sh), and
+# its check, which runs among the cgroup kselftests.
+install -m 0755 "$TOP/census/memcg-census-load" "$root/bin/memcg-census-load"
+cp "$root/bin/census_check" "$root/kselftest/cgroup/census_check"
 # The differential oracle's scenario files (guest/scenario.c plays them).
 mkdir -p "$root/scenarios"
 cp "$TOP"/scenarios/*.scn "$root/scenarios/"

@@ -585,6 +585,23 @@ static void sample_cgroups(struct buf *b)
 		}
 }
 
+/* The census's totals by pin (census/memcg_census.c), where it is loaded. */
+static void sample_census(struct buf *b)
+{
+	char *t = slurp("/proc/memcg_census_totals"), *w, *save = NULL, key[32];
+	long long v;
+
+	if (!t || strncmp(t, "total ", 6))
+		return;
+	t += strlen("total ");
+	t[strcspn(t, "\n")] = 0;
+	for (w = strtok_r(t, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		if (sscanf(w, "%31[a-z_]=%lld", key, &v) == 2) {
+			bprintf(b, "census %s %lld\n", key, v);
+			b->lines++;
+		}
+}
+
 static struct buf snap;
 static long sample_read_ms, sample_write_ms, sample_count, sample_max_bytes;
 
@@ -612,6 +629,7 @@ static void sample(long gen, const char *extra)
 	sample_kv(&snap, "vmstat", "/proc/vmstat");
 	sample_slabinfo(&snap);
 	sample_cgroups(&snap);
+	sample_census(&snap);
 	bprintf(&snap, "@@ endsample %ld lines=%ld\n", seq, snap.lines);
 	sample_read_ms += now_ms() - t;
 	t = now_ms();

@@ -45,6 +45,25 @@ kernel_key() {
 }
 
 out=${KERNEL_OUT:-$KBUILD/$name}
+
+# The census module (census/) against this build: OUT/census/memcg_census.ko,
+# which boot.sh puts into the guest's root disk.  Seconds; always rebuilt.
+build_census() {
+	local t=${KERNEL_TREE:-$(tree_of "$name")}
+	# A build folder from before CONFIG_MODULES has no Module.symvers.
+	if [ ! -f "$out/Module.symvers" ]; then
+		make -C "$t" O="$out" -j"$JOBS" modules >>"$out/build.log" 2>&1 ||
+			die "make modules failed for kernel $name (log: $out/build.log)"
+	fi
+	rm -rf "$out/census"
+	mkdir -p "$out/census"
+	cp "$TOP"/census/Kbuild "$TOP"/census/*.c "$out/census/"
+	make -C "$t" O="$out" M="$out/census" modules >"$out/census/build.log" 2>&1 ||
+		{ tail -20 "$out/census/build.log" >&2; die "the census module failed to build against kernel $name (log: $out/census/build.log)"; }
+	grep -q 'warning:' "$out/census/build.log" &&
+		{ grep 'warning:' "$out/census/build.log" >&2; die "the census module builds with warnings against kernel $name"; }
+	return 0
+}
 image="$out/arch/x86/boot/bzImage"
 key=$(kernel_key "$name")
 # The series version, beside the key (boot.sh puts it into every run's meta):
@@ -53,6 +72,7 @@ series=${SERIES_KEY-$(series_key_of "$name")}
 if [ -f "$image" ] && [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ]; then
 	say "kernel $name is up to date ($key)"
 	echo "$series" >"$out/.series"
+	build_census
 	exit 0
 fi
 
@@ -65,6 +85,8 @@ if [ -z "${KERNEL_OUT:-}${KERNEL_TREE:-}" ] && [ "$name" != original ] &&
 	mkdir -p "$out/arch/x86/boot"
 	cp "$KBUILD/original/arch/x86/boot/bzImage" "$image"
 	cp "$KBUILD/original/.config" "$out/.config"
+	rm -rf "$out/census"
+	cp -r "$KBUILD/original/census" "$out/census"
 	echo "$key" >"$out/.key"
 	# The same code as original: no kernel change of any series.
 	echo "" >"$out/.series"
@@ -97,11 +119,14 @@ if [ "$(cat "$out/.fragkey" 2>/dev/null)" != "$fragkey" ] || [ ! -f "$out/.confi
 fi
 
 say "building kernel $name from $tree with -j$JOBS (log: $log)"
-if ! make -C "$tree" O="$out" -j"$JOBS" bzImage >>"$log" 2>&1; then
+# "modules" writes Module.symvers, which census/ (an out-of-tree module) links
+# against; the configuration itself builds no module.
+if ! make -C "$tree" O="$out" -j"$JOBS" bzImage modules >>"$log" 2>&1; then
 	grep -E 'error|Error' "$log" | head -20 >&2 || true
 	tail -20 "$log" >&2
 	die "kernel $name failed to build after $(elapsed "$t0") (log: $log)"
 fi
+build_census
 echo "$key" >"$out/.key"
 echo "$series" >"$out/.series"
 say "built kernel $name in $(elapsed "$t0"): $image ($(du -k "$image" | cut -f1) KiB)"

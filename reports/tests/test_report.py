@@ -90,8 +90,8 @@ class Report(unittest.TestCase):
         bad, text, p = render(self.both, out)
         self.assertEqual(bad, [])
         self.assertEqual(sorted(p.imgs), sorted([
-            'dying.png', 'cost.png', 'slabinfo-original.png', 'slabinfo-patched.png',
-            'memstat-original.png', 'memstat-patched.png', 'trend-1.png']))
+            'dying.png', 'census-original.png', 'census-patched.png', 'cost.png',
+            'slabinfo-original.png', 'slabinfo-patched.png', 'memstat-original.png', 'memstat-patched.png', 'trend-1.png']))
         self.check_files(out, p)
         self.assertNotIn('class="notice"', text)
         # The kselftest matrix: the LRU subtests fail on original, as expected.
@@ -164,7 +164,7 @@ class Report(unittest.TestCase):
         self.assertEqual(bad, [])
         self.assertIn('No soak run of <b>patched</b> in the database yet', text)
         self.assertIn('No kselftest run in the database yet', text)
-        self.assertEqual(sorted(p.imgs), ['cost.png', 'dying.png', 'memstat-original.png',
+        self.assertEqual(sorted(p.imgs), ['census-original.png', 'cost.png', 'dying.png', 'memstat-original.png',
                                           'slabinfo-original.png', 'trend-1.png'])
         self.check_files(out, p)
         with open(os.path.join(out, 'table.txt')) as f:
