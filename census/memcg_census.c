@@ -9,8 +9,9 @@
  * references, and sorts it by the pin that most likely keeps it.
  *
  * Reading /proc/memcg_census walks the memory controller's hierarchy under
- * RCU, holding a reference only on the cgroup it looks at.  It takes no
- * lock that the memory paths take, and changes nothing.
+ * RCU, holding a reference only on the cgroup it looks at, and changes
+ * nothing.  The only lock of the memory paths it may take is the stats
+ * flush's (cgroup_rstat_lock), as a read of memory.stat does.
  *
  * The kernel does not export the functions that read a memcg's own page
  * statistics.  memcg-census-load (beside this file) reads their addresses
@@ -37,8 +38,9 @@
 #include <linux/jiffies.h>
 #include <linux/utsname.h>
 #include <linux/kallsyms.h>
-#if __has_include(<generated/compile.h>)
-#include <generated/compile.h>
+#include <linux/uaccess.h>
+#if __has_include(<generated/utsversion.h>)
+#include <generated/utsversion.h>
 #endif
 #ifdef CONFIG_X86_KERNEL_IBT
 #include <asm/ibt.h>
@@ -56,7 +58,7 @@ MODULE_PARM_DESC(mem_cgroup_flush_stats_addr, "address of mem_cgroup_flush_stats
 static unsigned long (*state_local)(struct mem_cgroup *memcg, int idx);
 static void (*flush_stats)(struct mem_cgroup *memcg);
 
-/* When the census first saw each dying cgroup, by cgroup id. */
+/* When the census first saw each dying css, by its serial number. */
 static DEFINE_XARRAY(first_seen);
 static DEFINE_MUTEX(census_lock);
 
@@ -68,8 +70,8 @@ enum pin {
 	PIN_SWAP,	/* swap entries charged to it (memory.swap / memsw) */
 	PIN_SOCKET,	/* socket buffers charged to it */
 	PIN_CGWB,	/* a writeback structure (bdi_writeback) of its own */
-	PIN_STOCK,	/* only pages charged ahead, a per-CPU stock */
 	PIN_CHILD,	/* nothing of its own: a dying descendant holds it */
+	PIN_STOCK,	/* only pages charged ahead (a per-CPU stock) or left */
 	PIN_UNKNOWN,	/* a reference this census cannot see */
 	NR_PINS,
 };
@@ -82,8 +84,8 @@ static const char *const pin_names[NR_PINS] = {
 	[PIN_SWAP] = "swap",
 	[PIN_SOCKET] = "socket",
 	[PIN_CGWB] = "cgwb",
-	[PIN_STOCK] = "stock",
 	[PIN_CHILD] = "child",
+	[PIN_STOCK] = "stock",
 	[PIN_UNKNOWN] = "unknown",
 };
 
@@ -91,28 +93,41 @@ struct census_row {
 	long memory, swap, memsw, kmem, tcp;
 	long file, anon, shmem, dirty, writeback, sock;
 	long lru_anon, lru_file;
+	long swap_own;		/* its own swap entries (v2, stats), -1 unknown */
 	long css_refs, id_refs;
 	bool cgwb, children;
 	unsigned int kinds;	/* bit per enum pin */
 };
 
 /* The address must be the function named: its symbol says so. */
-static void *checked_addr(unsigned long addr, const char *name)
+static void * __init checked_addr(unsigned long addr, const char *name)
 {
-	char sym[KSYM_SYMBOL_LEN];
+	static char sym[KSYM_SYMBOL_LEN] __initdata, want[KSYM_NAME_LEN + 8] __initdata;
 
 	if (!addr)
 		return NULL;
-	snprintf(sym, sizeof(sym), "%ps", (void *)addr);
-	if (strcmp(sym, name)) {
-		pr_warn("address %lx is %s, not %s: statistics off\n", addr, sym, name);
+	/* The function's first byte: "name+0x0/size". */
+	snprintf(sym, sizeof(sym), "%pS", (void *)addr);
+	snprintf(want, sizeof(want), "%s+0x0/", name);
+	if (strncmp(sym, want, strlen(want))) {
+		pr_warn("address %lx is %s, not the start of %s: statistics off\n",
+			addr, sym, name);
 		return NULL;
 	}
 #ifdef CONFIG_X86_KERNEL_IBT
-	/* objtool seals functions whose address the kernel never takes. */
-	if (cpu_feature_enabled(X86_FEATURE_IBT) && !is_endbr(*(u32 *)addr)) {
-		pr_warn("%s has no ENDBR and IBT is on: statistics off\n", name);
-		return NULL;
+	/*
+	 * objtool seals the ENDBR of functions whose address the kernel never
+	 * takes (a poison NOP in its place, which is_endbr() also accepts):
+	 * an indirect call to one is fatal where IBT is on.
+	 */
+	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
+		u32 insn;
+
+		if (get_kernel_nofault(insn, (u32 *)addr) ||
+		    insn == gen_endbr_poison() || !is_endbr(insn)) {
+			pr_warn("%s has no ENDBR and IBT is on: statistics off\n", name);
+			return NULL;
+		}
 	}
 #endif
 	return (void *)addr;
@@ -123,7 +138,10 @@ static long counter(struct page_counter *c)
 	return page_counter_read(c);
 }
 
-/* The count of a killed css: its percpu_ref is atomic once the switch ended. */
+/*
+ * The references on a killed css, the census's own left out: its
+ * percpu_ref counts in data->count once the switch to atomic has ended.
+ */
 static long css_refs(struct cgroup_subsys_state *css)
 {
 	unsigned long ptr = READ_ONCE(css->refcnt.percpu_count_ptr);
@@ -131,7 +149,8 @@ static long css_refs(struct cgroup_subsys_state *css)
 
 	if (!(ptr & __PERCPU_REF_ATOMIC) || !data || READ_ONCE(data->confirm_switch))
 		return -1;
-	return atomic_long_read(&data->count);
+	/* Not the census's own. */
+	return atomic_long_read(&data->count) - 1;
 }
 
 static void lru_sizes(struct mem_cgroup *memcg, int nid, long *anon, long *file)
@@ -165,6 +184,7 @@ static void census_read(struct mem_cgroup *memcg, struct census_row *r)
 	int nid;
 
 	memset(r, 0, sizeof(*r));
+	r->swap_own = -1;
 	r->memory = counter(&memcg->memory);
 	if (cgroup_subsys_on_dfl(memory_cgrp_subsys)) {
 		r->swap = counter(&memcg->swap);
@@ -191,18 +211,34 @@ static void census_read(struct mem_cgroup *memcg, struct census_row *r)
 		r->dirty = state_local(memcg, NR_FILE_DIRTY);
 		r->writeback = state_local(memcg, NR_WRITEBACK);
 		r->sock = state_local(memcg, MEMCG_SOCK);
+		if (cgroup_subsys_on_dfl(memory_cgrp_subsys))
+			r->swap_own = state_local(memcg, MEMCG_SWAP);
 	} else {
-		r->file = r->anon = r->shmem = -1;
-		r->dirty = r->writeback = r->sock = -1;
+		r->file = -1;
+		r->anon = -1;
+		r->shmem = -1;
+		r->dirty = -1;
+		r->writeback = -1;
+		r->sock = -1;
 	}
 	r->css_refs = css_refs(css);
 	r->id_refs = refcount_read(&memcg->id.ref);
 #ifdef CONFIG_CGROUP_WRITEBACK
-	r->cgwb = !list_empty(&memcg->cgwb_list);
+	/*
+	 * Writeback structures still listed: offline (wb_memcg_offline())
+	 * kills them and leaves cgwb_list.next NULL; the killed ones hold
+	 * the css from a list the memcg cannot see (offline_cgwbs).
+	 */
+	r->cgwb = READ_ONCE(memcg->cgwb_list.next) &&
+		  !list_empty(&memcg->cgwb_list);
 #endif
 	r->children = !list_empty(&css->children);
 
-	/* Every pin it holds; the first one set is the likeliest. */
+	/*
+	 * Every pin it holds; the first one set is the likeliest.  The
+	 * statistics and LRU sizes are its own; the page counters count its
+	 * descendants too, so they name a pin only of a memcg without any.
+	 */
 	if (r->dirty > 0 || r->writeback > 0)
 		r->kinds |= BIT(PIN_DIRTY);
 	if (r->shmem > 0)
@@ -211,37 +247,41 @@ static void census_read(struct mem_cgroup *memcg, struct census_row *r)
 		r->kinds |= BIT(PIN_PAGECACHE);
 	if (state_local ? r->anon > 0 || r->lru_anon - r->shmem > 0 : r->lru_anon > 0)
 		r->kinds |= BIT(PIN_ANON);
-	if (r->swap > 0 || r->memsw > r->memory)
+	if (r->swap_own > 0 ||
+	    (!r->children && (r->swap > 0 || r->memsw > r->memory)))
 		r->kinds |= BIT(PIN_SWAP);
-	if (r->sock > 0 || r->tcp > 0)
+	if (r->sock > 0 || (!r->children && r->tcp > 0))
 		r->kinds |= BIT(PIN_SOCKET);
 	if (r->cgwb)
 		r->kinds |= BIT(PIN_CGWB);
+	if (!r->kinds && r->children)
+		r->kinds |= BIT(PIN_CHILD);
+	/*
+	 * Pages charged with no page behind them: a per-CPU stock's, or
+	 * kernel memory charged before offline, which is uncharged from the
+	 * parent since (the counter keeps it, no reference does).
+	 */
 	if (!r->kinds && r->memory > 0 &&
 	    r->memory <= (long)MEMCG_CHARGE_BATCH * num_possible_cpus())
 		r->kinds |= BIT(PIN_STOCK);
-	if (!r->kinds && r->children)
-		r->kinds |= BIT(PIN_CHILD);
 	if (!r->kinds)
 		r->kinds |= BIT(PIN_UNKNOWN);
 }
 
-/* The path it had, from its kernfs node: a removed node keeps its name. */
+/*
+ * The path it had: a removed kernfs node keeps its name and parent.  Under
+ * kernfs_rename_lock (kernfs_path()): a live ancestor may be renamed (v1).
+ */
 static void census_path(struct seq_file *m, struct cgroup *cgrp)
 {
-	struct kernfs_node *kn, *chain[32];
-	int n = 0;
+	static char path[PATH_MAX];	/* under census_lock */
+	int n = cgroup_path(cgrp, path, sizeof(path));
 
-	for (kn = cgrp->kn; kn && kn->parent && n < ARRAY_SIZE(chain); kn = kn->parent)
-		chain[n++] = kn;
-	if (!n)
-		seq_puts(m, "/");
-	if (kn && kn->parent)
-		seq_puts(m, "/...");
-	while (n--) {
-		seq_putc(m, '/');
-		seq_escape(m, chain[n]->name, " \t\n\\=");
+	if (n < 0 || n >= sizeof(path)) {
+		seq_puts(m, "?");
+		return;
 	}
+	seq_escape(m, path, " \t\n\\=");
 }
 
 static void census_print(struct seq_file *m, struct mem_cgroup *memcg,
@@ -273,7 +313,7 @@ static void census_print(struct seq_file *m, struct mem_cgroup *memcg,
 		   r->css_refs, r->id_refs, r->cgwb, r->children);
 }
 
-/* Seconds since the census first saw cgroup @id dying; marks it seen now. */
+/* Seconds since the census first saw css @id dying; marks it seen now. */
 static unsigned long census_seen(u64 id, unsigned long now, struct xarray *visited)
 {
 	void *old = xa_load(&first_seen, id);
@@ -330,7 +370,7 @@ static int census_show(struct seq_file *m, void *v)
 
 			rcu_read_unlock();
 			census_read(memcg, &r);
-			seen_s = census_seen(cgroup_id(css->cgroup), now, &visited);
+			seen_s = census_seen(css->serial_nr, now, &visited);
 			if (!totals_only)
 				census_print(m, memcg, &r, seen_s);
 			counts[__ffs(r.kinds)]++;
@@ -363,6 +403,12 @@ out:
 static int __init census_init(void)
 {
 #ifdef UTS_VERSION
+	/*
+	 * Kernels built from one release string with different code (this
+	 * project's original and patched) differ in struct mem_cgroup.  A
+	 * headers package without utsversion.h leaves the check to the
+	 * module's vermagic, which names the release only.
+	 */
 	if (strcmp(init_utsname()->version, UTS_VERSION)) {
 		pr_err("built for \"%s\", this kernel is \"%s\": rebuild against its tree\n",
 		       UTS_VERSION, init_utsname()->version);

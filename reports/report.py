@@ -45,7 +45,7 @@ TABLE_MEM = ['Slab', 'Percpu']
 PERIODS = 7                     # columns of the table, like the cover letter's days 0..6
 MEMORY_STAT = ['anon', 'file', 'kernel', 'slab', 'percpu', 'shmem', 'file_mapped', 'sock']
 # The census module's pins (census/memcg_census.c), likeliest first.
-PINS = ['dirty', 'shmem', 'pagecache', 'anon', 'swap', 'socket', 'cgwb', 'stock', 'child', 'unknown']
+PINS = ['dirty', 'shmem', 'pagecache', 'anon', 'swap', 'socket', 'cgwb', 'child', 'stock', 'unknown']
 TOP_SLABS = 8                   # slabinfo caches shown: those that grew most
 RECENT_RUNS = 30
 

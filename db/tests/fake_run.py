@@ -193,7 +193,7 @@ def snapshot(seq, gen, t_ms, kernel, jobs, cpus, rng, note=None):
     pins = {'dirty': dying // 10, 'shmem': dying // 8, 'anon': dying // 20, 'swap': dying // 25}
     pins['pagecache'] = dying - sum(pins.values())
     add(f'census dying {dying}')
-    for k in ('dirty', 'shmem', 'pagecache', 'anon', 'swap', 'socket', 'cgwb', 'stock', 'child', 'unknown'):
+    for k in ('dirty', 'shmem', 'pagecache', 'anon', 'swap', 'socket', 'cgwb', 'child', 'stock', 'unknown'):
         add(f'census {k} {pins.get(k, 0)}')
     head = f'@@ sample {seq} gen={gen} t_ms={t_ms}' + (f' {note}' if note else '')
     return [head] + out + [f'@@ endsample {seq} lines={len(out)}']
