@@ -65,6 +65,16 @@ class Store:
     def q(self, sql, *args):
         return self.db.execute(sql, args).fetchall()
 
+    def census_at_end(self, run_id):
+        """{pin: dying memcgs} at a run's last snapshot before drop_caches; {} without a census."""
+        s = self.sources.get('census')
+        if s is None:
+            return {}
+        return dict(self.db.execute(
+            'SELECT k.name, v.value FROM samples v JOIN keys k ON k.id = v.key_id '
+            'WHERE v.run_id = ? AND v.source_id = ? AND v.seq = (SELECT MAX(seq) FROM snapshots '
+            "WHERE run_id = ? AND (note IS NULL OR note = ''))", (run_id, s, run_id)))
+
     def series(self, run_id, source, key):
         """{seq: value} of one key of one source in one run."""
         s, k = self.sources.get(source), self.keys.get(key)
@@ -695,18 +705,24 @@ def section_trend(page, st):
         page.notice(f'{len(order) - TREND_PLOTS} more configuration x workload groups are in the table '
                     f'only (the plots show the {TREND_PLOTS} with the most nights).')
     page.add('<table><tr><th>day</th><th>kernel</th><th>configuration</th><th>workload</th><th>run</th>'
-             '<th>generations</th><th>most dying</th><th>dying at the end</th><th>after drop_caches</th>'
-             '<th>ran in</th></tr>')
+             '<th>generations</th><th>most dying</th><th>dying at the end</th><th>by pin at the end</th>'
+             '<th>after drop_caches</th><th>ran in</th></tr>')
     for day, k, config, workload, run_id, gens, most, final, dropped, lab in rows:
+        census = st.census_at_end(run_id)
+        pins = ', '.join(f'{p} {fmt(census[p])}' for p in PINS if census.get(p)) if census else 'n/a'
+        if census and not pins:
+            pins = 'none'
         page.add(f'<tr><td>{esc(day)}</td><td class="k-{esc(k.split("@")[0])}">{esc(k)}</td>'
                  f'<td>{esc(config)}</td><td title="{esc(workload)}">{esc(names[workload])}</td><td>{run_id}</td>'
                  f'<td>{esc(gens)}</td><td>{fmt(most) if most is not None else "n/a"}</td>'
-                 f'<td>{fmt(final) if final is not None else "n/a"}</td>'
+                 f'<td>{fmt(final) if final is not None else "n/a"}</td><td>{esc(pins)}</td>'
                  f'<td>{fmt(dropped) if dropped is not None else "n/a"}</td>'
                  f'<td>{esc(lab or "this machine")}</td></tr>')
     page.add('</table><p class="caption">One row per night, kernel (its series hash), configuration (guest '
              'memory, vCPUs, clock, kernel .config hash) and workload (the soak knobs in which the workloads '
-             'differ; hover for all of them). "ran in" names the LAVA job of a lab run.</p>')
+             'differ; hover for all of them). "by pin": the census module\'s count of dying memory cgroups by the pin '
+             'that most likely holds each (census/), at the last snapshot of the churn. "ran in" names the '
+             'LAVA job of a lab run.</p>')
 
 
 def section_recent(page, st):

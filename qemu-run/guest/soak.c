@@ -588,11 +588,19 @@ static void sample_cgroups(struct buf *b)
 /* The census's totals by pin (census/memcg_census.c), where it is loaded. */
 static void sample_census(struct buf *b)
 {
-	char *t = slurp("/proc/memcg_census_totals"), *w, *save = NULL, key[32];
+	struct timespec a, z;
+	char *t, *w, *save = NULL, key[32];
 	long long v;
 
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	t = slurp("/proc/memcg_census_totals");
+	clock_gettime(CLOCK_MONOTONIC, &z);
 	if (!t || strncmp(t, "total ", 6))
 		return;
+	/* What one read costs: a walk of every memcg, the dying ones read. */
+	bprintf(b, "census read_us %lld\n",
+		(long long)(z.tv_sec - a.tv_sec) * 1000000 + (z.tv_nsec - a.tv_nsec) / 1000);
+	b->lines++;
 	t += strlen("total ");
 	t[strcspn(t, "\n")] = 0;
 	for (w = strtok_r(t, " ", &save); w; w = strtok_r(NULL, " ", &save))

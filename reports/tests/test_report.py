@@ -94,6 +94,8 @@ class Report(unittest.TestCase):
             'slabinfo-original.png', 'slabinfo-patched.png', 'memstat-original.png', 'memstat-patched.png', 'trend-1.png']))
         self.check_files(out, p)
         self.assertNotIn('class="notice"', text)
+        # The nightly table gives each soak's dying memcgs by pin (census rows).
+        self.assertRegex(text, r'<td>dirty \d+, shmem \d+, pagecache \d+(, anon \d+)?(, swap \d+)?</td>')
         # The kselftest matrix: the LRU subtests fail on original, as expected.
         self.assertIn('<td>test_reparent_pagecache</td><td class="fail" title="expected fail">fail</td>'
                       '<td class="pass" title="expected pass">pass</td>', text)
