@@ -413,7 +413,8 @@ cleanup:
  * charging CPU's stock, and a stock keeps a css reference on the memcg it
  * caches until its CPU charges another one, which on an idle CPU may be
  * never. So, unlike the other subtests, the wait for the release here
- * does not nudge the stocks. C's sockets are made in C and C is removed.
+ * does not nudge the stocks. C's sockets are made in C, on CPU 0, and C
+ * is removed.
  * Once C is offline (whose drain_all_stock() drains the stocks caching
  * it, or queues their drain on the other CPUs), SOCKET_QUEUED bytes are
  * sent from the root cgroup on CPU 1 and left unread: C's sockets charge
@@ -467,7 +468,11 @@ static int socket_release_charge(void *arg)
 	struct socket_state *s = arg;
 	long ino;
 
-	if (setpgid(0, 0) || tcp_pair(s->dead))
+	/*
+	 * On CPU 0 while in C: no stock on CPU 1 caches C, so offline queues
+	 * no drain there that could land after the charges below.
+	 */
+	if (pin_to_cpu(0) || setpgid(0, 0) || tcp_pair(s->dead))
 		return EXIT_FAILURE;
 	s->page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -522,8 +527,9 @@ static long socket_release_query(void *arg)
 	    pin_to_cpu(1))
 		return -1;
 	/*
-	 * Offline only queued the drain of a stock on another CPU: let it
-	 * run on CPU 1 before the charges there, or it empties their stock.
+	 * Were a stock on CPU 1 caching C all the same (a kernel charge of
+	 * C's there), offline only queued its drain: let it run before the
+	 * charges on CPU 1, or it empties their stock.
 	 */
 	sleep_ms(100);
 	memset(buf, 'q', sizeof(buf));

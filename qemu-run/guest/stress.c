@@ -1786,7 +1786,25 @@ static void require(const char *what, long long seen, int wanted)
 static struct end_figures {
 	long stop_t, next_progress, dying_end, dying_drop, dying_root, mem_end_kb, swap_end_kb;
 	long long vm0[NVM], vm1[NVM];
+	char census[512];	/* " census_PIN=N ...": the census at dying_end */
 } fig;
+
+/*
+ * The census module's totals by pin (census/memcg_census.c), as words
+ * " census_dying=N census_dirty=N ..." in out; empty where it is not loaded.
+ */
+static void census_words(char *out, size_t len)
+{
+	char buf[512], *w, *save = NULL;
+	size_t n = 0;
+
+	*out = 0;
+	if (read_str("/proc/memcg_census_totals", buf, sizeof(buf)) || strncmp(buf, "total ", 6))
+		return;
+	buf[strcspn(buf, "\n")] = 0;
+	for (w = strtok_r(buf + 6, " ", &save); w && n < len; w = strtok_r(NULL, " ", &save))
+		n += snprintf(out + n, len - n, " census_%s", w);
+}
 
 /* Parse, map the counters, set the guest up, open the port, say what runs. */
 static void phase_setup(int argc, char **argv)
@@ -1966,6 +1984,7 @@ static void phase_remove(void)
 	if (dir)
 		closedir(dir);
 	fig.dying_end = dying_below(STR("parent"));
+	census_words(fig.census, sizeof(fig.census));
 	sync();
 	if (write_str("/proc/sys/vm/drop_caches", "3"))
 		fail("echo 3 > /proc/sys/vm/drop_caches: %s", strerror(errno));
@@ -2043,7 +2062,7 @@ static void phase_require(void)
 static int phase_end(void)
 {
 	int rc = GET(failures) ? 1 : 0, n = 0;
-	char line[2048];
+	char line[4096];
 	unsigned i;
 
 	for (i = 0; i < NCOUNTERS; i++)
@@ -2055,6 +2074,7 @@ static int phase_end(void)
 	for (i = 0; i < NVM; i++)
 		n += snprintf(line + n, sizeof(line) - n, " vm_%s=%lld", vm_events[i],
 			      vm_delta(fig.vm0, fig.vm1, vm_events[i]));
+	n += snprintf(line + n, sizeof(line) - n, "%s", fig.census);
 	record("@@ end rc=%d t_ms=%ld%s", rc, fig.stop_t, line);
 	printf("stress: end rc=%d t_ms=%ld%s\n", rc, fig.stop_t, line);
 	if (rc)

@@ -494,9 +494,19 @@ def stress_summary(run_dir, label, wall=''):
             f'{int(_num(e, "sock_kb") / 1024)} MiB through {_d(e, "sockets")} TCP connections, '
             f'{_d(e, "notify_events")} inotify/fanotify events in {_d(e, "notify_groups")} groups, '
             f'{_d(e, "swap_rounds")} swap rounds ({mib("vm_pswpin", "vm_zswpin")} MiB swapped in); '
-            f'dying memory cgroups: {_d(e, "dying_end")} at the end, {_d(e, "dying_drop")} after drop_caches, '
+            f'dying memory cgroups: {_d(e, "dying_end")} at the end{_census_words(e)}, '
+            f'{_d(e, "dying_drop")} after drop_caches, '
             f'{_d(e, "dying_root")} after all is deleted; parent left with {_d(e, "mem_end_kb")} KiB; {report}; records: {f}')
     return (0 if ok else 1), line
+
+
+def _census_words(e):
+    """" (by pin: dirty N, ...)" from the census_PIN=N words of an end record, if any."""
+    pins = [(k[len('census_'):], v) for k, v in e.items()
+            if k.startswith('census_') and k != 'census_dying' and str(v) not in ('0', '')]
+    if not any(k.startswith('census_') for k in e):
+        return ''
+    return ' (by pin: ' + (', '.join(f'{k} {v}' for k, v in pins) or 'none') + ')'
 
 
 def bench_scan(path):
