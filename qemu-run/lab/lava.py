@@ -40,7 +40,7 @@ import sys
 QEMU_RUN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.dirname(QEMU_RUN)
 sys.path.insert(0, os.path.join(QEMU_RUN, 'kernel'))
-from kernels import KSELFTESTS, KSELFTESTS_NUMA, KSELFTESTS_V1  # noqa: E402
+from kernels import KERNELS, KSELFTESTS, KSELFTESTS_NUMA, KSELFTESTS_V1  # noqa: E402
 
 JOBS = ('kselftest', 'kselftest-v1', 'kselftest-numa', 'soak', 'stress', 'bench')
 # The guest's job (rr.job=) of each: the v1 and two-node kselftests are kselftests.
@@ -200,6 +200,17 @@ def disks(out_dir):
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f'lava: cannot make the root disk: {r.stderr.strip()}')
+    # One disk for every kernel: each census module built here, as
+    # /census-KERNEL.ko; the guest's init loads the one its kernel takes
+    # (a module refuses a kernel other than its own).
+    kbuild = os.environ.get('KERNEL_BUILDS') or os.path.join(BUILD, 'kernel')
+    for k in KERNELS:
+        ko = os.path.join(kbuild, k, 'census', 'memcg_census.ko')
+        if os.path.exists(ko):
+            r = subprocess.run(['debugfs', '-w', '-R', f'write {ko} census-{k}.ko', root + '.tmp'],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SystemExit(f'lava: cannot put {ko} on the root disk: {r.stderr.strip()}')
     os.replace(root + '.tmp', root)
     with open(os.path.join(out_dir, 'swap.img'), 'wb') as f:
         f.truncate(512 << 20)
