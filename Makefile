@@ -14,7 +14,7 @@ FLEET ?= gens=1500 slices=3 mix=log,read,sock/anon,tmpfs,fork/files,neg,log rate
 .PHONY: oracle bench-jobs bench-offline bench-irqsoff fleet db-downsample lava \
 	lava-run lava-collect kcidb run nightly nightly-flaky help deps stress bench \
 	repeat readme-figures series-check selftests-patch kernels kernel guest \
-	kselftest soak test check report report-check db-check clean distclean shell
+	kselftest soak test check report report-check db-check clean distclean shell deb
 
 ##@ Run: the main jobs
 
@@ -114,6 +114,10 @@ deps: ## install the Debian packages everything needs (or say which)
 kernels: deps ## build the original and patched kernels (about 11 min each)
 	@$(RUN)/kernel/build.sh original
 	@$(RUN)/kernel/build.sh patched
+
+deb: ## original, patched from Debian's config (DEB_FLAVOUR) as .debs: 52 min (original)
+	@$(RUN)/kernel/deb.sh original
+	@$(RUN)/kernel/deb.sh patched
 
 kernel: deps ## build one kernel: KERNEL=original|patched|debug
 	@$(RUN)/kernel/build.sh $(KERNEL)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the harness needs, or say which are missing.
 #
-#   qemu-run/deps.sh [build|report|all|lava-run]
+#   qemu-run/deps.sh [build|report|all|lava-run|deb]
 #
 # As root the missing packages are installed with apt-get (after one
 # apt-get update); otherwise the command to run is printed and the exit
@@ -27,6 +27,9 @@ lava-common:/usr/lib/python3/dist-packages/lava_common
 python3-yaml:/usr/lib/python3/dist-packages/yaml"
 # lava-dispatcher: lava-run, to run a LAVA job here (make lava-run; large)
 LAVA_RUN_PKGS="lava-dispatcher:/usr/bin/lava-run"
+# Debian's own kernel configurations and what make bindeb-pkg runs (make deb)
+DEB_PKGS="linux-config-6.12:/usr/src/linux-config-6.12 dpkg-dev:dpkg-buildpackage kmod:/usr/bin/kmod
+debhelper:/usr/bin/dh"
 
 want=$BUILD_PKGS
 case "${1:-build}" in
@@ -34,7 +37,8 @@ build) ;;
 report) want="$REPORT_PKGS" ;;
 all) want="$BUILD_PKGS $REPORT_PKGS" ;;
 lava-run) want="$LAVA_RUN_PKGS" ;;
-*) die "usage: deps.sh [build|report|all|lava-run]" ;;
+deb) want="$BUILD_PKGS $DEB_PKGS" ;;
+*) die "usage: deps.sh [build|report|all|lava-run|deb]" ;;
 esac
 
 missing=()

@@ -122,6 +122,10 @@ else
 		-chardev "file,id=smp,path=$RUN_DIR/samples.log" -serial chardev:smp)
 fi
 cmdline=$(guest_cmdline "$kernel" "$job" ${lava[@]+"${lava[@]}"} "$@") || exit 1
+# Without MP-table support (Debian's configuration, qemu-run/kernel/deb.sh)
+# acpi=noirq leaves the guest one CPU: the CPUs come from ACPI alone there.
+grep -q '^CONFIG_X86_MPPARSE=y' "${image%/arch/x86/boot/bzImage}/.config" 2>/dev/null ||
+	cmdline=${cmdline/ acpi=noirq/}
 profile=()
 profile_from=
 if [ "${PROFILE:-0}" = 1 ]; then

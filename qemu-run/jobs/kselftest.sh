@@ -17,6 +17,11 @@
 # needs-cpus=N entry runs again on its own N-CPU boot (CPUS_BOOT=0 skips
 # that boot, and its entry then reports the failure as a skip), where a
 # failure of that subtest is rerun and counted as a flaky one's is.
+# DEB=1 boots the kernel built from Debian's own configuration instead
+# (qemu-run/kernel/deb.sh, DEB_FLAVOUR, default cloud-amd64; never built
+# here).  A kernel without CONFIG_MEMCG_V1 (Debian's 6.12 has none) runs
+# no v1 boot, and says so; one without CONFIG_NUMA_EMU gets its two nodes
+# from QEMU (NODES=2) instead of numa=fake=2.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -66,9 +71,16 @@ if [ "$repeat" -gt 1 ]; then
 	export DEADLINE=${DEADLINE:-$((1800 * repeat))}
 fi
 
-if [ "${NOBUILD:-0}" != 1 ]; then
+if [ "${DEB:-0}" = 1 ]; then
+	case "$kernel" in original|patched) ;; *) die "DEB=1: Debian-config kernels are original and patched, not $kernel" ;; esac
+	export KERNEL_IMAGE="$BUILD/deb/${DEB_FLAVOUR:-cloud-amd64}/$kernel/arch/x86/boot/bzImage"
+	[ -f "$KERNEL_IMAGE" ] || die "DEB=1: no $KERNEL_IMAGE: build it with qemu-run/kernel/deb.sh $kernel"
+elif [ "${NOBUILD:-0}" != 1 ]; then
 	"$TOP/qemu-run/kernel/build.sh" "$kernel"
 fi
+kconfig="${KERNEL_IMAGE:-$KBUILD/$kernel/arch/x86/boot/bzImage}"
+kconfig="${kconfig%/arch/x86/boot/bzImage}/.config"
+has_option() { grep -q "^$1=y" "$kconfig" 2>/dev/null; }
 "$TOP/qemu-run/guest/image.sh"
 
 # Boot once and judge: run_tests SUFFIX TESTS [VAR=value...] (environment
@@ -126,6 +138,11 @@ if [ -n "$tests" ] && [ "$repeat" = 1 ] && [ "${CPUS_BOOT:-1}" != 0 ]; then
 fi
 # The cgroup v1 tests, on their own boot with the memory controller on a v1
 # hierarchy.
+if [ -n "$v1_tests" ] && ! has_option CONFIG_MEMCG_V1; then
+	warn "kernel $kernel has no CONFIG_MEMCG_V1 ($kconfig): $v1_tests not run"
+	summary=${summary:+$summary | }"cgroup v1: not run, no CONFIG_MEMCG_V1"
+	v1_tests=""
+fi
 if [ -n "$v1_tests" ]; then
 	say "kernel $kernel: $v1_tests on a cgroup v1 boot"
 	flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
@@ -148,7 +165,9 @@ if [ -n "$numa_tests" ]; then
 	say "kernel $kernel: $numa_tests on a two-node boot"
 	flaky=$(python3 "$TOP/qemu-run/verdict/tap.py" --kernel "$kernel" --known "$known" --flaky) ||
 		die "cannot read $known (see above)"
-	if run_tests "-numa" "$numa_tests" NODES=1 APPEND="numa=fake=2${APPEND:+ $APPEND}"; then
+	numa_env=(NODES=1 APPEND="numa=fake=2${APPEND:+ $APPEND}")
+	has_option CONFIG_NUMA_EMU || numa_env=(NODES=2)
+	if run_tests "-numa" "$numa_tests" "${numa_env[@]}"; then
 		line="2 nodes: $(tail -1 "$RUN_DIR/summary")"
 	else
 		line="2 nodes: $(tail -1 "$RUN_DIR/summary" 2>/dev/null || echo 'no summary')"
