@@ -267,3 +267,19 @@ build_ids() {
 	[ -f "$1/.config" ] && echo "config_key=$(sha <"$1/.config")"
 	return 0
 }
+
+# The census module (census/) against the kernel build folder OUT of source
+# TREE: OUT/census/memcg_census.ko (boot.sh puts it on the guest's disk).
+# Seconds; a warning fails it.  build_census_module TREE OUT LABEL
+build_census_module() {
+	local tree=$1 out=$2 label=$3
+	rm -rf "$out/census"
+	mkdir -p "$out/census"
+	cp "$TOP"/census/Kbuild "$TOP"/census/*.c "$out/census/"
+	make -C "$tree" O="$out" M="$out/census" modules >"$out/census/build.log" 2>&1 ||
+		{ tail -20 "$out/census/build.log" >&2; die "the census module failed to build against $label (log: $out/census/build.log)"; }
+	if grep -q 'warning:' "$out/census/build.log"; then
+		grep 'warning:' "$out/census/build.log" >&2
+		die "the census module builds with warnings against $label"
+	fi
+}

@@ -55,13 +55,7 @@ build_census() {
 		make -C "$t" O="$out" -j"$JOBS" modules >>"$out/build.log" 2>&1 ||
 			die "make modules failed for kernel $name (log: $out/build.log)"
 	fi
-	rm -rf "$out/census"
-	mkdir -p "$out/census"
-	cp "$TOP"/census/Kbuild "$TOP"/census/*.c "$out/census/"
-	make -C "$t" O="$out" M="$out/census" modules >"$out/census/build.log" 2>&1 ||
-		{ tail -20 "$out/census/build.log" >&2; die "the census module failed to build against kernel $name (log: $out/census/build.log)"; }
-	grep -q 'warning:' "$out/census/build.log" &&
-		{ grep 'warning:' "$out/census/build.log" >&2; die "the census module builds with warnings against kernel $name"; }
+	build_census_module "$t" "$out" "kernel $name"
 	return 0
 }
 image="$out/arch/x86/boot/bzImage"

@@ -69,11 +69,7 @@ if ! make -C "$tree" O="$out" -j"$JOBS" bindeb-pkg >>"$log" 2>&1; then
 fi
 [ -f "$image" ] || die "no $image after bindeb-pkg (log: $log)"
 # The census module against this build, as kernel/build.sh does.
-rm -rf "$out/census"
-mkdir -p "$out/census"
-cp "$TOP"/census/Kbuild "$TOP"/census/*.c "$out/census/"
-make -C "$tree" O="$out" M="$out/census" modules >"$out/census/build.log" 2>&1 ||
-	{ tail -20 "$out/census/build.log" >&2; die "the census module failed to build against $name ($flavour)"; }
+build_census_module "$tree" "$out" "$name ($flavour)"
 echo "$key" >"$out/.key"
 series_key_of "$name" >"$out/.series"
 say "built $name ($flavour) in $(elapsed "$t0"): $image; packages: $(cd "$top" && ls ./*.deb 2>/dev/null | paste -sd' ')"
